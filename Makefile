@@ -1,0 +1,38 @@
+# Two commands for everyone (see README.md):
+#   make lab    set everything up, then open the course in JupyterLab
+#   make test   set up the same environment and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# nbgrader calls `alembic` by name, so the environment's bin/ goes first on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: lab test setup recordings lock bench
+
+lab: setup
+	$(BIN)/python -m labkit replay recordings/repair.json
+
+test: setup
+	$(BIN)/python -m pytest
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+# Rewrite recordings/ from labkit/scripted.py (a test checks they match).
+recordings: setup
+	$(BIN)/python -m labkit.scripted
+
+bench: setup
+	$(BIN)/python bench/assembly.py
+
+# Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet -e '.[course,test]'
+	.lock-venv/bin/python -m pip freeze --exclude-editable > requirements.lock
+	rm -rf .lock-venv

@@ -1,0 +1,89 @@
+"""Run the sample's pytest in a child process: fixed command, scrubbed environment, hard timeout.
+
+Used by both the ``run_tests`` tool (the model's view) and ``run_checks`` (the
+independent check). The child gets its own process group so that a timeout kills
+everything it started, and only the tail of its output is kept, however much it prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The only variables the child inherits; everything else (API keys, tokens) stays behind.
+PASSED_THROUGH = ("PATH", "LANG", "SYSTEMROOT")
+FIXED_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    exit_code: int
+    output: str  # the tail of stdout and stderr together
+    timed_out: bool
+
+
+def child_environment() -> dict:
+    env = {key: os.environ[key] for key in PASSED_THROUGH if key in os.environ}
+    return {**env, **FIXED_ENV}
+
+
+def run_pytest(root: Path, *, timeout: float = 30.0, tail_bytes: int = 8000) -> PytestRun:
+    """Run pytest in ``root`` and return its exit code and the last ``tail_bytes`` of output."""
+    group = {"start_new_session": True} if os.name == "posix" else {
+        "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    process = subprocess.Popen(
+        COMMAND, cwd=root, env=child_environment(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **group)
+    tail = deque()
+    reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        _kill_group(process)  # also ends children a finished run left behind
+        process.wait()
+        reader.join(timeout=5)
+        process.stdout.close()
+    output = without_durations(b"".join(tail)[-tail_bytes:].decode("utf-8", errors="replace"))
+    if timed_out:
+        output += f"\n[labkit: the test run was stopped after {timeout:g} s]"
+    return PytestRun(process.returncode, output, timed_out)
+
+
+_DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?= *=*$)", re.MULTILINE)
+
+
+def without_durations(output: str) -> str:
+    """Drop pytest's ``in 0.02s`` from summary lines: the same tests give the same output,
+    so a recorded request can be compared byte for byte when it is replayed."""
+    return _DURATION.sub("", output)
+
+
+def _keep_tail(stream, tail: deque, limit: int) -> None:
+    kept = 0
+    for block in iter(lambda: stream.read1(65536), b""):
+        tail.append(block)
+        kept += len(block)
+        while kept - len(tail[0]) >= limit:
+            kept -= len(tail.popleft())
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,159 @@
+"""The recording format: one JSON file per attempt, enough to replay it and to audit it.
+
+A recording holds its provenance (who or what produced it), the task and budget,
+the independent test results and test-file hashes before and after, each turn's
+request and raw chunks with arrival offsets (seconds after the request), and the
+loop's events and stop. ``load_recording`` refuses a file that is not one, naming
+the file and the problem; ``save_recording`` writes atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .loop import STOP_REASONS
+from .sample import SAMPLE_DIR, TEST_FILE, file_sha256
+
+FORMAT = "labkit-recording"
+VERSION = 1
+SOURCES = ("scripted", "ollama")
+
+
+class RecordingError(ValueError):
+    """A file that cannot be used as a recording; the message names the file and the problem."""
+
+
+def load_recording(path) -> dict:
+    """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
+    path = Path(path)
+    try:
+        recording = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
+    problem = recording_problem(recording)
+    if problem is None:
+        problem = _sample_mismatch(recording)
+    if problem:
+        raise RecordingError(f"{path}: {problem}")
+    return recording
+
+
+def save_recording(recording: dict, path) -> Path:
+    """Validate and write a recording atomically: a crash leaves the old file or the new one."""
+    path = Path(path)
+    problem = recording_problem(recording)
+    if problem:
+        raise RecordingError(f"{path}: refusing to save an invalid recording: {problem}")
+    text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        os.chmod(temporary, 0o644)  # mkstemp makes 0600; a recording is meant to be shared
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def compact_event(event: dict) -> dict:
+    """An event as a recording keeps it: without its clock time and message snapshot,
+    which the recording holds once, per turn, as the request."""
+    return {key: value for key, value in event.items() if key not in ("time", "messages")}
+
+
+def recording_problem(recording) -> str | None:
+    """Say what makes ``recording`` unusable, or return None. Pure: reads nothing."""
+    if not isinstance(recording, dict):
+        return "the top level is not a JSON object"
+    if recording.get("format") != FORMAT:
+        return f"'format' is {recording.get('format')!r}, expected {FORMAT!r}"
+    if recording.get("version") != VERSION:
+        return (f"format version {recording.get('version')!r}; this labkit reads version "
+                f"{VERSION}: re-record it or update labkit")
+    for key, kind in (("provenance", dict), ("task", str), ("max_turns", int),
+                      ("test_file_sha256", dict), ("checks", dict), ("turns", list),
+                      ("events", list), ("stop", dict)):
+        if not isinstance(recording.get(key), kind):
+            return f"'{key}' is missing or not a {kind.__name__}"
+    return (_provenance_problem(recording["provenance"])
+            or _checks_problem(recording)
+            or _turns_problem(recording["turns"])
+            or _events_problem(recording))
+
+
+def _provenance_problem(provenance: dict) -> str | None:
+    source = provenance.get("source")
+    if source not in SOURCES:
+        return f"provenance 'source' is {source!r}; it must be one of {SOURCES}"
+    if source == "ollama":
+        missing = [key for key in ("model", "digest", "server_version") if not provenance.get(key)]
+        if missing:
+            return f"an 'ollama' recording must name its {', '.join(missing)}"
+    return None
+
+
+def _checks_problem(recording: dict) -> str | None:
+    for when in ("before", "after"):
+        digest = recording["test_file_sha256"].get(when)
+        if not (isinstance(digest, str) and len(digest) == 64):
+            return f"test_file_sha256.{when} is not a sha256 hex digest"
+        result = recording["checks"].get(when)
+        if not isinstance(result, dict) or not all(
+                isinstance(result.get(key), int) for key in ("exit_code", "passed", "failed")):
+            return f"checks.{when} needs integer exit_code, passed and failed"
+    return None
+
+
+def _turns_problem(turns: list) -> str | None:
+    if not turns:
+        return "it has no turns"
+    for number, turn in enumerate(turns, start=1):
+        request = turn.get("request") if isinstance(turn, dict) else None
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            return f"turn {number} has no request messages"
+        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]):
+            return f"turn {number}: a request message has no role"
+        if not isinstance(turn.get("chunks"), list):
+            return f"turn {number} has no chunk list"
+        for index, entry in enumerate(turn["chunks"], start=1):
+            if not (isinstance(entry, dict) and isinstance(entry.get("chunk"), dict)
+                    and isinstance(entry.get("at"), (int, float)) and entry["at"] >= 0):
+                return (f"turn {number}, chunk {index} is not an object with a JSON-object "
+                        "'chunk' and a non-negative arrival time 'at'")
+        if "error" in turn and not isinstance(turn["error"], str):
+            return f"turn {number}: 'error' is not text"
+    return None
+
+
+def _events_problem(recording: dict) -> str | None:
+    events = recording["events"]
+    if not all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in events):
+        return "an event has no 'type'"
+    if not events or events[-1]["type"] != "stopped":
+        return "its events do not end with a 'stopped' event"
+    reason = recording["stop"].get("reason")
+    if reason not in STOP_REASONS or reason != events[-1].get("reason"):
+        return f"stop reason {reason!r} is unknown or differs from the last event's"
+    requests = sum(e["type"] == "model_start" for e in events)
+    if requests > len(recording["turns"]):
+        return f"its events make {requests} model requests but it holds {len(recording['turns'])} turns"
+    return None
+
+
+def _sample_mismatch(recording: dict) -> str | None:
+    recorded = recording["test_file_sha256"]["before"]
+    current = file_sha256(SAMPLE_DIR / TEST_FILE)
+    if recorded != current:
+        return (f"it was recorded against a different sample: its test file had sha256 "
+                f"{recorded[:12]}..., this course's has {current[:12]}...")
+    return None

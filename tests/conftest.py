@@ -1,0 +1,96 @@
+"""Shared test helpers: hand-written chunks and a guard on the sample's bytes."""
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from labkit.sample import SAMPLE_DIR
+
+
+def _sample_digest():
+    files = sorted(p for p in SAMPLE_DIR.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts)
+    return {str(p.relative_to(SAMPLE_DIR)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sample_is_never_changed():
+    """Fails the run if anything the suite does changes a byte of sample_repo/."""
+    before = _sample_digest()
+    yield
+    assert _sample_digest() == before, "the test suite changed sample_repo/"
+
+
+def chunk(content="", *, thinking=None, tool_calls=None, done=False, done_reason=None, **extra):
+    """One Ollama chat chunk, written out by hand."""
+    message = {"role": "assistant", "content": content}
+    if thinking is not None:
+        message["thinking"] = thinking
+    if tool_calls is not None:
+        message["tool_calls"] = tool_calls
+    item = {"model": "test", "created_at": "2026-12-01T09:00:00Z", "message": message, "done": done}
+    if done:
+        item["done_reason"] = done_reason or "stop"
+    item.update(extra)
+    return item
+
+
+def call(name, **arguments):
+    return {"function": {"name": name, "arguments": arguments}}
+
+
+def final_text_turn(text):
+    """A complete reply that streams ``text`` in two pieces and ends normally."""
+    half = len(text) // 2
+    return [chunk(text[:half]), chunk(text[half:]), chunk(done=True)]
+
+
+def tool_turn(*calls):
+    """A complete reply that asks for ``calls`` on a done:false chunk, then ends."""
+    return [chunk(thinking="planning"), chunk(tool_calls=list(calls)), chunk(done=True)]
+
+
+class ListChat:
+    """A chat that answers each request with the next list of chunks and keeps the requests."""
+
+    def __init__(self, *turns):
+        self.turns = list(turns)
+        self.requests = []
+
+    def __call__(self, messages, tool_schemas):
+        self.requests.append(messages)
+        return iter(self.turns[len(self.requests) - 1])
+
+
+class FakeTools:
+    """Tools that record their calls; 'boom' raises ValueError, anything else echoes."""
+
+    schemas = [{"type": "function", "function": {"name": "echo", "parameters": {}}}]
+
+    def __init__(self):
+        self.calls = []
+
+    def invoke(self, name, arguments):
+        self.calls.append((name, arguments))
+        if name == "boom":
+            raise ValueError("boom went wrong")
+        if not isinstance(arguments, dict):
+            raise TypeError("arguments must be an object")
+        return {"echo": name, **arguments}
+
+
+def process_alive(pid, wait=2.0):
+    """True if ``pid`` still runs after ``wait`` seconds (a zombie awaiting its reaper is dead)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)

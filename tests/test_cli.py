@@ -1,0 +1,45 @@
+import subprocess
+import sys
+
+from labkit.sample import PROJECT_DIR
+
+
+def labkit(*args):
+    return subprocess.run([sys.executable, "-m", "labkit", *args], cwd=PROJECT_DIR,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_replay_prints_the_trace_and_exits_zero():
+    result = labkit("replay", "recordings/repair.json")
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "Tests before: 1 failed, 3 passed (exit code 1)" in out
+    assert 'turn 1: read_file {"path": "path_rules.py"}' in out
+    assert 'turn 2: read_file {"path": "tests/test_path_rules.py"}' in out
+    assert "turn 3: replace_text" in out and "turn 4: run_tests {}" in out
+    assert '-> {"path": "path_rules.py", "replaced": 1}' in out
+    assert "Stopped: assistant_finished after 5 model turns and 4 tool calls" in out
+    assert "Tests after: 4 passed (exit code 0)" in out
+    assert out.index("Tests before") < out.index("turn 1") < out.index("Stopped") < out.index("Tests after")
+    assert "Replay matches the recording." in out
+
+
+def test_replay_with_a_smaller_budget_stops_early():
+    result = labkit("replay", "recordings/repair.json", "--max-turns", "1")
+    assert result.returncode == 0
+    assert "Stopped: max_turns after 1 model turns and 1 tool calls" in result.stdout
+    assert "Tests after: 1 failed, 3 passed" in result.stdout
+
+
+def test_a_bad_recording_is_a_clear_error_without_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    result = labkit("replay", str(bad))
+    assert result.returncode == 2
+    assert "bad.json: not valid JSON" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_explains_every_option():
+    out = labkit("replay", "--help").stdout
+    for option in ("--max-turns", "--loose", "--speed", "recording"):
+        assert option in out

@@ -1,0 +1,139 @@
+import json
+
+import pytest
+
+from labkit import (RecordingError, ReplayModel, RepoTools, agent_events, load_recording,
+                    run_attempt, save_recording, sample_copy)
+from labkit.recording import compact_event
+from labkit.sample import PROJECT_DIR
+from labkit.scripted import SCENARIOS, scripted_recording
+
+RECORDINGS = PROJECT_DIR / "recordings"
+NAMES = sorted(SCENARIOS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_recordings_equal_what_the_script_produces(name):
+    committed = json.loads((RECORDINGS / f"{name}.json").read_text())
+    assert committed == scripted_recording(name), "run `make recordings` and commit the result"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recordings_are_honestly_scripted(name):
+    recording = load_recording(RECORDINGS / f"{name}.json")
+    assert recording["provenance"]["source"] == "scripted"
+    models = {entry["chunk"]["model"] for turn in recording["turns"] for entry in turn["chunks"]}
+    assert models == {"scripted"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_strict_replay_on_a_fresh_copy_reproduces_events_stop_and_final_tests(name):
+    recording = load_recording(RECORDINGS / f"{name}.json")
+    replayed, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
+                                   task=recording["task"], max_turns=recording["max_turns"])
+    assert [compact_event(e) for e in events] == recording["events"]
+    assert replayed["stop"] == recording["stop"]
+    assert replayed["checks"] == recording["checks"]
+    assert replayed["test_file_sha256"]["after"] == recording["test_file_sha256"]["before"]
+
+
+def test_the_recordings_show_what_the_course_says():
+    outcome = {}
+    for name in NAMES:
+        r = load_recording(RECORDINGS / f"{name}.json")
+        calls = [(e["name"], e["arguments"]) for e in r["events"] if e["type"] == "tool_start"]
+        outcome[name] = (r["stop"]["reason"], len(r["turns"]), calls, r["checks"]["after"]["passed"],
+                         r["checks"]["after"]["failed"])
+    assert outcome["repair"][:2] == ("assistant_finished", 5)
+    assert [c[0] for c in outcome["repair"][2]] == ["read_file", "read_file", "replace_text", "run_tests"]
+    assert outcome["repair"][2][2][1] == {"old": "        path = PurePosixPath(name)",
+                                          "new": "        path = PurePosixPath(name.replace('\\\\', '/'))"}
+    assert outcome["repair"][3:] == (4, 0)
+    assert outcome["bounded"][:2] == ("max_turns", 1) and outcome["bounded"][3:] == (3, 1)
+    assert outcome["false_claim"][0] == "assistant_finished" and outcome["false_claim"][3:] == (3, 1)
+    assert outcome["stale_edit"][0] == "assistant_finished" and outcome["stale_edit"][3:] == (4, 0)
+    stale = load_recording(RECORDINGS / "stale_edit.json")
+    errors = [e for e in stale["events"] if e["type"] == "tool_result" and "error" in e["result"]]
+    assert len(errors) == 1 and "does not occur" in errors[0]["result"]["error"]
+
+
+def test_repair_streams_in_small_pieces_with_tool_calls_before_the_final_chunk():
+    recording = load_recording(RECORDINGS / "repair.json")
+    for turn in recording["turns"]:
+        chunks = [entry["chunk"] for entry in turn["chunks"]]
+        assert chunks[-1]["done"] is True and chunks[-1]["message"]["content"] == ""
+        assert all(not c["done"] for c in chunks[:-1])
+        fragments = [c["message"].get("thinking") or c["message"]["content"] for c in chunks[:-2]]
+        assert len(fragments) > 5 and max(map(len, fragments)) <= 6
+        times = [entry["at"] for entry in turn["chunks"]]
+        assert times == sorted(times)
+    for turn in recording["turns"][:4]:
+        assert "tool_calls" in turn["chunks"][-2]["chunk"]["message"]
+
+
+def test_strict_replay_catches_a_harness_that_drops_a_tool_result():
+    recording = load_recording(RECORDINGS / "repair.json")
+    model = ReplayModel(recording)
+
+    def forgetful(messages, schemas):  # a broken harness: it loses tool messages
+        return model([m for m in messages if m["role"] != "tool"], schemas)
+
+    with sample_copy() as root:
+        events = list(agent_events(forgetful, RepoTools(root), recording["task"]))
+    stop = events[-1]
+    assert stop["reason"] == "model_error"
+    assert "turn 2" in stop["error"] and "message 3" in stop["error"]
+
+
+def test_replay_asked_for_more_turns_than_recorded_says_so():
+    recording = load_recording(RECORDINGS / "bounded.json")
+    with sample_copy() as root:
+        events = list(agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3))
+    assert events[-1]["reason"] == "model_error"
+    assert "has 1 turns, but the harness asked for turn 2" in events[-1]["error"]
+
+
+def test_save_is_atomic_and_round_trips(tmp_path):
+    recording = load_recording(RECORDINGS / "bounded.json")
+    path = save_recording(recording, tmp_path / "copy.json")
+    assert load_recording(path) == recording
+    broken = dict(recording, version=99)
+    with pytest.raises(RecordingError, match="refusing to save"):
+        save_recording(broken, path)
+    assert load_recording(path) == recording  # the good file is still whole
+    assert [p.name for p in tmp_path.iterdir()] == ["copy.json"]
+
+
+def _edited(tmp_path, edit):
+    recording = json.loads((RECORDINGS / "repair.json").read_text())
+    edit(recording)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(recording))
+    return path
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.update(version=2), "format version 2"),
+    (lambda r: r.pop("turns"), "'turns' is missing"),
+    (lambda r: r.update(turns=[]), "no turns"),
+    (lambda r: r["turns"][1]["chunks"].insert(3, "garbage"), "turn 2, chunk 4"),
+    (lambda r: r["provenance"].update(source="gemma"), "provenance 'source'"),
+    (lambda r: r["provenance"].update(source="ollama"), "must name its model"),
+    (lambda r: r["test_file_sha256"].update(before="0" * 64), "different sample"),
+    (lambda r: r["stop"].update(reason="bored"), "stop reason"),
+    (lambda r: r["turns"].pop(), "5 model requests but it holds 4 turns"),
+])
+def test_load_refuses_bad_recordings_naming_file_and_problem(tmp_path, edit, message):
+    path = _edited(tmp_path, edit)
+    with pytest.raises(RecordingError, match=message) as caught:
+        load_recording(path)
+    assert str(path) in str(caught.value)
+
+
+def test_load_refuses_truncated_and_missing_files(tmp_path):
+    text = (RECORDINGS / "repair.json").read_text()
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2])
+    with pytest.raises(RecordingError, match="cut.json: not valid JSON"):
+        load_recording(tmp_path / "cut.json")
+    with pytest.raises(RecordingError, match="cannot be read"):
+        load_recording(tmp_path / "absent.json")
