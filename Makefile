@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # nbgrader calls `alembic` by name, so the environment's bin/ goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test setup recordings lock bench
+.PHONY: lab test setup recordings notebooks lock bench
 
 lab: setup
 	$(BIN)/python -m labkit replay recordings/repair.json
@@ -26,6 +26,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 # Rewrite recordings/ from labkit/scripted.py (a test checks they match).
 recordings: setup
 	$(BIN)/python -m labkit.scripted
+
+# Re-execute the five lessons in place and save their outputs (never edit outputs by hand).
+notebooks: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  --ExecutePreprocessor.store_widget_state=False notebooks/0*.ipynb
 
 bench: setup
 	$(BIN)/python bench/assembly.py
