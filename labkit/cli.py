@@ -27,25 +27,17 @@ def main(argv=None) -> int:
         description="Feed a recording's chunks to the agent loop, with the real tools and "
                     "tests on a fresh copy of sample_repo/, and print a trace. Exits 0 when "
                     "the replay matched the recording.")
-    replay.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    _replay_options(replay)
     replay.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
                         help="model-request budget (default: the recording's own)")
-    replay.add_argument("--loose", action="store_true",
-                        help="do not compare each request with the recorded one")
-    replay.add_argument("--speed", type=float, default=None, metavar="X",
-                        help="pace the chunks at X times their recorded speed (default: no pacing)")
     serve = commands.add_parser(
         "serve", help="serve a recording over Ollama's HTTP API on 127.0.0.1",
         description="Answer Ollama chat requests from a recording, one recorded turn per "
                     "request, so the real ollama SDK (OllamaModel, or any Ollama client) runs "
                     "offline. It says it is a replay server, never a model. Ctrl-C stops it.")
-    serve.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    _replay_options(serve)
     serve.add_argument("--port", type=_port, default=0, metavar="N",
                        help="port to listen on (default: a free one, printed at start)")
-    serve.add_argument("--loose", action="store_true",
-                       help="do not compare each request with the recorded one")
-    serve.add_argument("--speed", type=_positive_float, default=None, metavar="X",
-                       help="pace the chunks at X times their recorded speed (default: no pacing)")
     record = commands.add_parser(
         "record", help="run the loop live through Ollama and save the attempt as a recording",
         description="Check a fresh copy of sample_repo/, run the loop live through Ollama, "
@@ -209,17 +201,20 @@ def print_progress(event: dict) -> None:
         print(line)
 
 
+def _replay_options(command) -> None:
+    """What replaying a recording needs, in process or served: the file, strictness, pace."""
+    command.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    command.add_argument("--loose", action="store_true",
+                         help="do not compare each request with the recorded one")
+    command.add_argument("--speed", type=float, default=None, metavar="X",
+                         help="pace the chunks at X times their recorded speed "
+                              "(default: no pacing)")
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError("must be a port number, 0-65535 (0: a free port)")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
     return value
 
 
