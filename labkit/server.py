@@ -239,7 +239,8 @@ def _line(payload: dict) -> bytes:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """One HTTP request. Replies are chunked and end the connection, as a stream must."""
+    """One HTTP request. Each reply ends its connection, so no idle keep-alive connection
+    can hold up shutdown; chat replies stream as chunked NDJSON."""
 
     protocol_version = "HTTP/1.1"
     server_version = "labkit-replay"
