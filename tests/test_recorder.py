@@ -2,6 +2,7 @@
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -113,6 +114,26 @@ def test_a_server_failing_mid_run_leaves_no_file_at_all(tmp_path, capsys):
     assert code == 1
     assert "Stopped: model_error after 3 model turns and 2 tool calls" in out
     assert "No recording written" in err and "broke after 5 chunks" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_mid_run_leaves_no_file_at_all(tmp_path):
+    with serve_recording(REPAIR, speed=1.0) as server:  # paced: a turn takes about a second
+        process = subprocess.Popen(
+            [sys.executable, "-m", "labkit", "record", "--host", server.url,
+             "--output", str(tmp_path / "x.json")], cwd=PROJECT_DIR, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+        try:
+            for line in process.stdout:
+                if "turn 2: sent" in line:
+                    break
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 130
+    assert "Interrupted: no recording written." in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
 
 
