@@ -35,6 +35,7 @@ notebooks: setup
 
 bench: setup
 	$(BIN)/python bench/assembly.py
+	$(BIN)/python bench/replay_server.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:
