@@ -29,6 +29,7 @@ recordings: setup
 
 bench: setup
 	$(BIN)/python bench/assembly.py
+	$(BIN)/python bench/widgets.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:

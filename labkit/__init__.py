@@ -4,6 +4,8 @@ The loop (``agent_events``) sends the conversation to a model, assembles each
 streamed reply (``assemble_turn``), dispatches complete tool calls to
 ``RepoTools`` and decides when to stop. Everything else here feeds it: disposable
 copies of the sample and the independent check, recordings and their replay.
+The lesson widgets (``ChunkStepper``, ``ConversationView``) load ipywidgets only
+when first used, so importing labkit stays cheap and needs no kernel.
 """
 
 from .attempt import run_attempt
@@ -12,12 +14,23 @@ from .prompt import REPAIR_TASK, SYSTEM_PROMPT
 from .recording import RecordingError, load_recording, save_recording
 from .replay import ReplayError, ReplayModel
 from .sample import Checks, run_checks, sample_copy
+from .steps import TurnSteps, conversation_steps
 from .tools import RepoTools
 from .turns import Turn, TurnAssembler, assemble_turn
 
 __all__ = [
-    "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "RecordingError", "RepoTools",
-    "ReplayError", "ReplayModel", "Turn", "TurnAssembler", "agent_events", "assemble_turn",
-    "call_tool", "load_recording", "run_attempt", "run_checks", "sample_copy", "save_recording",
-    "tool_message",
+    "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "ChunkStepper", "ConversationView",
+    "RecordingError", "RepoTools", "ReplayError", "ReplayModel", "Turn", "TurnAssembler",
+    "TurnSteps", "agent_events", "assemble_turn", "call_tool", "conversation_steps",
+    "load_recording", "run_attempt", "run_checks", "sample_copy", "save_recording", "tool_message",
 ]
+
+_WIDGETS = ("ChunkStepper", "ConversationView")
+
+
+def __getattr__(name):
+    """Import the widgets (and ipywidgets) on first use only."""
+    if name in _WIDGETS:
+        from . import widgets
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")
