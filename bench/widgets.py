@@ -14,6 +14,7 @@ Run: python bench/widgets.py
 
 import time
 
+from assembly import best_of  # bench/assembly.py, beside this file
 from labkit import assemble_turn
 from labkit.render import chunk_step_html
 from labkit.steps import TurnSteps
@@ -34,15 +35,6 @@ def long_turn() -> dict:
     chunks.append({**chunk({}, done=True), "done_reason": "stop"})
     return {"request": {"messages": [], "tools": []},
             "chunks": [{"at": round(0.35 + 0.04 * i, 6), "chunk": c} for i, c in enumerate(chunks)]}
-
-
-def best_of(runs, work) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -4,6 +4,13 @@ Pure functions from the states of ``labkit.steps`` to HTML strings, with every p
 of text escaped. They carry no ids and no clock, so the same state always gives the
 same HTML: the widgets show it live, and a notebook saved without a kernel shows the
 static version. The CSS class names are a contract with the browser test.
+
+What must survive everywhere (roles, colours, kept line breaks) is in ``style``
+attributes: JupyterLab shows the saved outputs of an untrusted notebook through
+its HTML sanitizer, which keeps those but drops ``<style>`` elements. ``STYLE``
+only adds touches (placeholders, the highlight of the newest message).
+Colours are translucent over the theme's own text colour, so they read in light
+and dark themes alike.
 """
 
 from __future__ import annotations
@@ -14,52 +21,44 @@ from html import escape
 
 from .steps import TAIL, ChunkStep, ConversationStep, TurnSteps, tool_result
 
-_text = partial(escape, quote=False)  # for text between tags; attribute values are our own
-
 WIRE_LIMIT = 2000   # characters of one wire line shown
 FOLD_LINES = 8      # lines of a long message shown before "show the rest"
 FOLD_CHARS = 800    # characters of a long message shown before "show the rest"
 
 ROLE_COLOURS = {"system": "107,114,128", "user": "37,99,235", "assistant": "22,163,74",
-                "tool": "217,119,6"}
+                "tool": "217,119,6", "other": "127,127,127"}
+DISPATCH_COLOURS = {"may": "22,163,74", "wait": "217,119,6", "refused": "220,38,38"}
 
-STYLE = "<style>\n" + "\n".join([
-    ".labkit-stepper, .labkit-conversation { color: var(--jp-content-font-color1, inherit);"
-    " font-size: var(--jp-content-font-size1, 13px); line-height: 1.45; }",
-    ":is(.labkit-stepper, .labkit-conversation) :is(.labkit-wire, .labkit-json, .labkit-text,"
-    " .labkit-assembled-text, .labkit-assembled-thinking) { white-space: pre-wrap;"
-    " overflow-wrap: anywhere; margin: 2px 0; font-family: var(--jp-code-font-family, monospace);"
-    " font-size: var(--jp-code-font-size, 12px); }",
-    ".labkit-stepper .labkit-wire { background: rgba(127,127,127,.14); padding: 4px 6px;"
-    " border-radius: 3px; }",
-    ":is(.labkit-stepper, .labkit-conversation) .labkit-field { font-size: 11px;"
-    " text-transform: uppercase; letter-spacing: .05em; opacity: .7; margin-top: 6px; }",
-    ":is(.labkit-stepper, .labkit-conversation) :is(.labkit-folded, .labkit-note,"
-    " .labkit-static-note) { font-style: italic; opacity: .75; }",
-    ".labkit-stepper :is(.labkit-assembled-text, .labkit-assembled-thinking):empty::before"
-    " { content: '(nothing yet)'; font-style: italic; opacity: .5; }",
-    ":is(.labkit-stepper, .labkit-conversation) :is(.labkit-assembled-thinking, .labkit-thinking)"
-    " { font-style: italic; opacity: .8; }",
-    ".labkit-stepper .labkit-dispatch { margin-top: 8px; padding: 4px 8px; border-radius: 3px;"
-    " font-weight: 600; border-left: 4px solid; }",
-    ".labkit-stepper .labkit-dispatch-may { border-color: rgb(22,163,74);"
-    " background: rgba(22,163,74,.14); }",
-    ".labkit-stepper .labkit-dispatch-wait { border-color: rgb(217,119,6);"
-    " background: rgba(217,119,6,.14); }",
-    ".labkit-stepper .labkit-dispatch-refused { border-color: rgb(220,38,38);"
-    " background: rgba(220,38,38,.14); }",
-    ":is(.labkit-stepper, .labkit-conversation) .labkit-head { font-weight: 600; margin: 4px 0; }",
-    ".labkit-conversation .labkit-message { margin: 6px 0; padding: 4px 8px; border-radius: 3px;"
-    " border-left: 4px solid; }",
-    ".labkit-conversation .labkit-role { display: inline-block; padding: 0 6px; border-radius: 3px;"
-    " color: #fff; font-size: 11px; font-weight: 600; }",
-    ".labkit-conversation .labkit-new { box-shadow: 0 0 0 2px rgba(127,127,127,.6); }",
-    *(f".labkit-conversation .labkit-role-{role} {{ border-color: rgb({rgb});"
-      f" background: rgba({rgb},.08); }}\n"
-      f".labkit-conversation .labkit-role-{role} .labkit-role {{ background: rgb({rgb}); }}"
-      for role, rgb in ROLE_COLOURS.items()),
-    ".labkit-conversation details > summary { cursor: pointer; opacity: .75; font-style: italic; }",
-]) + "\n</style>"
+CODE = "white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px;margin:2px 0"
+LOOK = {
+    "body": "line-height:1.45",
+    "head": "font-weight:600;margin:4px 0",
+    "field": "font-size:11px;text-transform:uppercase;letter-spacing:.05em;opacity:.7;margin-top:6px",
+    "note": "font-style:italic;opacity:.75",
+    "code": CODE,
+    "thinking": CODE + ";font-style:italic;opacity:.8",
+    "wire": CODE + ";word-break:break-all;background:rgba(127,127,127,.14);padding:4px 6px;"
+            "border-radius:3px",
+}
+
+STYLE = """<style>
+.labkit-stepper :is(.labkit-assembled-text, .labkit-assembled-thinking):empty::before {
+  content: '(empty)'; font-style: italic; opacity: .5; }
+.labkit-conversation .labkit-new { box-shadow: 0 0 0 2px rgba(127,127,127,.6); }
+:is(.labkit-stepper, .labkit-conversation) summary { cursor: pointer; font-style: italic; opacity: .75; }
+</style>"""
+
+_text = partial(escape, quote=False)  # for text between tags; attribute values are our own
+
+
+def _div(css_class: str, look: str, text: str = "") -> str:
+    return f'<div class="{css_class}" style="{LOOK[look]}">{_text(text)}</div>'
+
+
+def _tinted(css_class: str, rgb: str, style: str, inner: str) -> str:
+    """A block with a coloured left border over a faint tint of the same colour."""
+    return (f'<div class="{css_class}" style="border-left:4px solid rgb({rgb});'
+            f'background:rgba({rgb},.1);border-radius:3px;{style}">{inner}</div>')
 
 
 # --- A streamed turn --------------------------------------------------------------------
@@ -101,22 +100,23 @@ def chunk_step_html(step: ChunkStep) -> str:
     more = len(wire) - WIRE_LIMIT
     kind, verdict = dispatch_verdict(step)
     parts = [
-        f'<div class="labkit-head">{_text(head)}</div>',
-        '<div class="labkit-field">on the wire: one line of NDJSON</div>',
-        f'<div class="labkit-wire">{_text(wire[:WIRE_LIMIT])}</div>',
-        _note(f"… {more:,} more characters of this line") if more > 0 else "",
-        '<div class="labkit-field">assistant message so far: thinking</div>',
+        _div("labkit-head", "head", head),
+        _div("labkit-field", "field", "on the wire: one line of NDJSON"),
+        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
+        _div("labkit-folded", "note", f"… {more:,} more characters of this line") if more > 0 else "",
+        _div("labkit-field", "field", "assistant message so far: thinking"),
         _folded_note(step.thinking_hidden),
-        f'<div class="labkit-assembled-thinking">{_text(step.thinking)}</div>',
-        '<div class="labkit-field">content</div>',
+        _div("labkit-assembled-thinking", "thinking", step.thinking),
+        _div("labkit-field", "field", "content"),
         _folded_note(step.content_hidden),
-        f'<div class="labkit-assembled-text">{_text(step.content)}</div>',
+        _div("labkit-assembled-text", "code", step.content),
     ]
     if step.tool_calls:
-        parts += ['<div class="labkit-field">tool_calls</div>',
-                  f'<div class="labkit-json labkit-tool-calls">{_text(_pretty(step.tool_calls))}</div>']
-    parts.append(f'<div class="labkit-dispatch labkit-dispatch-{kind}">{_text(verdict)}</div>')
-    return "\n".join(part for part in parts if part)
+        parts += [_div("labkit-field", "field", "tool_calls"),
+                  _div("labkit-json labkit-tool-calls", "code", _pretty(step.tool_calls))]
+    parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
+                         "margin-top:8px;padding:4px 8px;font-weight:600", _text(verdict)))
+    return _body(parts)
 
 
 def turn_static_html(steps: TurnSteps, *, tail: int | None = TAIL) -> str:
@@ -124,8 +124,7 @@ def turn_static_html(steps: TurnSteps, *, tail: int | None = TAIL) -> str:
     note = (f"Static view: the turn after all {len(steps):,} chunks. "
             "Run the notebook to step through them.")
     last = steps.step(len(steps), tail=tail)
-    return (f'{STYLE}\n<div class="labkit-stepper labkit-static">\n'
-            f'<div class="labkit-static-note">{_text(note)}</div>\n{chunk_step_html(last)}\n</div>')
+    return _static("labkit-stepper", note, chunk_step_html(last))
 
 
 def turn_summary(steps: TurnSteps) -> str:
@@ -135,11 +134,17 @@ def turn_summary(steps: TurnSteps) -> str:
 
 
 def _folded_note(hidden: int) -> str:
-    return _note(f"… {hidden:,} earlier characters") if hidden else ""
+    return _div("labkit-folded", "note", f"… {hidden:,} earlier characters") if hidden else ""
 
 
-def _note(text: str) -> str:
-    return f'<div class="labkit-folded">{_text(text)}</div>'
+def _body(parts: list) -> str:
+    inner = "\n".join(part for part in parts if part)
+    return f'<div class="labkit-body" style="{LOOK["body"]}">\n{inner}\n</div>'
+
+
+def _static(outer_class: str, note: str, body: str) -> str:
+    return (f'{STYLE}\n<div class="{outer_class} labkit-static">\n'
+            f'{_div("labkit-static-note", "note", note)}\n{body}\n</div>')
 
 
 # --- A conversation ---------------------------------------------------------------------
@@ -148,19 +153,18 @@ def conversation_step_html(story: list, index: int) -> str:
     """Step ``index`` (0-based) of a conversation: its caption and every message so far."""
     step: ConversationStep = story[index]
     head = f"step {index + 1} of {len(story)}: {step.caption}"
-    messages = [message_html(message, new=index > 0 and number == len(step.messages) - 1)
-                for number, message in enumerate(step.messages)]
-    return "\n".join([f'<div class="labkit-caption"><div class="labkit-head">{_text(head)}</div>',
-                      f'<div class="labkit-note">{_text(step.note)}</div></div>', *messages])
+    caption = (f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
+               f'{_div("labkit-note", "note", step.note)}</div>')
+    newest = len(step.messages) - 1 if index else None
+    return _body([caption, *(message_html(message, new=number == newest)
+                             for number, message in enumerate(step.messages))])
 
 
 def conversation_static_html(story: list) -> str:
     """The final message list, for a notebook viewed without a kernel."""
     note = (f"Static view: the final list of {len(story[-1].messages)} messages. "
             f"Run the notebook to step through its {len(story)} steps.")
-    return (f'{STYLE}\n<div class="labkit-conversation labkit-static">\n'
-            f'<div class="labkit-static-note">{_text(note)}</div>\n'
-            f'{conversation_step_html(story, len(story) - 1)}\n</div>')
+    return _static("labkit-conversation", note, conversation_step_html(story, len(story) - 1))
 
 
 def conversation_summary(story: list) -> str:
@@ -178,33 +182,35 @@ def message_html(message: dict, *, new: bool = False) -> str:
     """One message of the conversation: a role label, then its fields, long text folded."""
     role = str(message.get("role", ""))
     css_role = role if role in ROLE_COLOURS else "other"
+    rgb = ROLE_COLOURS[css_role]
     label = role if role != "tool" else f"tool · {message.get('tool_name', '?')}"
-    parts = [f'<div class="labkit-role">{_text(label)}</div>']
+    parts = [f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
+             f'border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;'
+             f'font-weight:600">{_text(label)}</div>']
     if message.get("thinking"):
-        parts += ['<div class="labkit-field">thinking</div>',
-                  _fold(str(message["thinking"]), "labkit-text labkit-thinking")]
+        parts += [_div("labkit-field", "field", "thinking"),
+                  _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking")]
     if role == "tool":
         result = tool_result(message)
         if result is not None:
-            parts += ['<div class="labkit-field">content (JSON text, shown indented)</div>',
+            parts += [_div("labkit-field", "field", "content (JSON text, shown indented)"),
                       _fold(_pretty(result), "labkit-json")]
         else:
             parts.append(_fold(str(message.get("content", "")), "labkit-text"))
     elif message.get("content"):
         parts.append(_fold(str(message["content"]), "labkit-text"))
     if message.get("tool_calls"):
-        parts += ['<div class="labkit-field">tool_calls</div>',
+        parts += [_div("labkit-field", "field", "tool_calls"),
                   _fold(_pretty(message["tool_calls"]), "labkit-json")]
-    new_class = " labkit-new" if new else ""
-    return (f'<div class="labkit-message labkit-role-{css_role}{new_class}">'
-            + "".join(parts) + "</div>")
+    css_class = f"labkit-message labkit-role-{css_role}" + (" labkit-new" if new else "")
+    return _tinted(css_class, rgb, "margin:6px 0;padding:4px 8px", "".join(parts))
 
 
-def _fold(text: str, css: str) -> str:
+def _fold(text: str, css_class: str, look: str = "code") -> str:
     """Text in a block. Text twice as long as FOLD_LINES lines or FOLD_CHARS characters
     shows only those first, and the rest in a <details> that the reader can open."""
     if text.count("\n") < 2 * FOLD_LINES and len(text) <= 2 * FOLD_CHARS:
-        return f'<div class="{css}">{_text(text)}</div>'
+        return _div(css_class, look, text)
     end = -1
     for _ in range(FOLD_LINES):
         end = text.find("\n", end + 1, FOLD_CHARS)
@@ -212,9 +218,9 @@ def _fold(text: str, css: str) -> str:
             break
     cut = end + 1 if end >= 0 else FOLD_CHARS
     head, rest = text[:cut], text[cut:]
-    return (f'<div class="{css}">{_text(head)}</div><details><summary>show the rest '
+    return (f'{_div(css_class, look, head)}<details><summary>show the rest '
             f'({len(rest):,} more characters, {len(rest.splitlines()):,} lines)</summary>'
-            f'<div class="{css}">{_text(rest)}</div></details>')
+            f'{_div(css_class, look, rest)}</details>')
 
 
 def _pretty(value) -> str:

@@ -167,6 +167,9 @@ def conversation_story(events) -> list[ConversationStep]:
     of ``run_attempt``): the ``messages`` snapshots of ``model_start`` and
     ``stopped`` fix the list; between two snapshots the new messages come one by one.
     """
+    if isinstance(events, dict):
+        raise ValueError("pass a run's list of events, not a recording: "
+                         "recording, events = run_attempt(...); ConversationView(events)")
     events = list(events)
     snapshots = [e for e in events if isinstance(e, dict) and e.get("type") in ("model_start", "stopped")
                  and isinstance(e.get("messages"), list)]

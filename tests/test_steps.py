@@ -150,9 +150,11 @@ def test_a_run_stopped_before_any_reply_has_one_step():
     assert "request for turn 1" in story[0].note and "incomplete_model_turn" in story[0].note
 
 
-def test_saved_events_without_snapshots_are_refused_with_a_hint(repair_events):
+def test_saved_events_without_snapshots_are_refused_with_a_hint(repair_events, repair_recording):
     with pytest.raises(ValueError, match="full events"):
         conversation_steps([compact_event(e) for e in repair_events])
+    with pytest.raises(ValueError, match="not a recording"):
+        conversation_steps(repair_recording)
 
 
 def test_snapshots_of_two_runs_are_refused(repair_events):
