@@ -178,18 +178,16 @@ def conversation_story(events) -> list[ConversationStep]:
                          "run (from agent_events, or the events returned by run_attempt), not "
                          "a recording's saved 'events'")
     final = snapshots[-1]["messages"]
-    for number, event in enumerate(snapshots):
-        earlier = snapshots[number - 1]["messages"] if number else []
-        if event["messages"][:len(earlier)] != earlier or final[:len(event["messages"])] != event["messages"]:
-            raise ValueError("the message snapshots do not grow by appending: pass the events "
-                             "of one run")
+    sizes = [len(e["messages"]) for e in snapshots]
+    if sizes != sorted(sizes) or any(final[:n] != e["messages"] for n, e in zip(sizes, snapshots)):
+        raise ValueError("the message snapshots do not grow by appending: pass the events "
+                         "of one run")
     requests = {len(e["messages"]): e["turn"] for e in snapshots if e["type"] == "model_start"}
     stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
 
-    first = len(snapshots[0]["messages"])
-    lengths = [first] + list(range(first + 1, len(final) + 1))
+    first = sizes[0]
     story = []
-    for length in lengths:
+    for length in range(first, len(final) + 1):
         messages = final[:length]
         caption = _first_caption(messages) if length == first else _appended_caption(messages)
         story.append(ConversationStep(messages, caption, _note(length, len(final), requests, stop)))
