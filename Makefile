@@ -36,6 +36,7 @@ notebooks: setup
 bench: setup
 	$(BIN)/python bench/assembly.py
 	$(BIN)/python bench/replay_server.py
+	$(BIN)/python bench/widgets.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:
