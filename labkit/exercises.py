@@ -26,6 +26,7 @@ __all__ = ["check_tool_message", "check_assemble_content", "check_may_dispatch",
            "check_stop_predictions"]
 
 TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
+FRAGMENTS = 200_000  # a long reply, streamed: linear assembly takes milliseconds, quadratic seconds
 
 
 # --- Lesson 01: the tool message -----------------------------------------------------------
@@ -119,13 +120,16 @@ def check_assemble_content(assemble_content) -> None:
         ("an empty stream", lambda: [], "no chunks, no text: ''"),
         ("the recorded final summary (repair.json, turn 5)", lambda: _recorded_chunks("repair", 5),
          ""),
-        ("200,000 fragments", _many_fragments,
-         "collect the fragments in a list and join them once: adding each one to a string "
-         "kept in a dict copies the whole text every time"),
     ]
     cases = [Case(label, (lambda m=make: (m(),)), assemble_turn(make()).message["content"],
                   shown=f"assemble_content(chunks), chunks: {describe_stream(make())}", hint=hint)
              for label, make, hint in streams]
+    cases.append(Case(  # written by hand: building this stream twice more would cost a second
+        "200,000 fragments", lambda: (_many_fragments(FRAGMENTS),), "abcd" * FRAGMENTS,
+        shown=f"assemble_content(chunks), chunks: [{FRAGMENTS:,} text fragments 'abcd', "
+              "done (stop)]",
+        hint="collect the fragments in a list and join them once: adding each one to a string "
+             "kept in a dict copies the whole text every time"))
     run_cases(assemble_content, cases, _assembled_problem, what="assemble_content",
               error_hints={KeyError: "not every chunk's message has 'content': use "
                                      "chunk['message'].get('content') and skip what is empty",
@@ -446,7 +450,7 @@ def _recorded_chunks(name: str, turn: int) -> list:
     return [entry["chunk"] for entry in recording["turns"][turn - 1]["chunks"]]
 
 
-def _many_fragments(count: int = 200_000) -> list:
+def _many_fragments(count: int) -> list:
     chunks = [{"message": {"role": "assistant", "content": "abcd"}, "done": False}
               for _ in range(count)]
     chunks.append({"message": {"role": "assistant", "content": ""}, "done": True,

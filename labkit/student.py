@@ -43,12 +43,16 @@ def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess
     return run
 
 
-def generate_edition(course, notebooks_dir=NOTEBOOKS_DIR) -> Path:
-    """Lay out ``course`` from the notebooks, generate every lesson; return ``course/release``."""
+def generate_edition(course, notebooks_dir=NOTEBOOKS_DIR, *, gradebook: bool = False) -> Path:
+    """Lay out ``course`` from the notebooks, generate every lesson; return ``course/release``.
+
+    Without ``gradebook`` nothing is written to nbgrader's database (a learner needs
+    none); an instructor, or a test that autogrades, asks for it.
+    """
     course = Path(course)
     if not lay_out_course(course, notebooks_dir):
         raise EditionError(f"no notebooks found in {notebooks_dir}")
-    nbgrader(course, "generate_assignment", "*", "--force")
+    nbgrader(course, "generate_assignment", "*", "--force", *([] if gradebook else ["--no-db"]))
     return course / "release"
 
 
