@@ -18,8 +18,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 from .sample import PROJECT_DIR
 
 NOTEBOOKS_DIR = PROJECT_DIR / "notebooks"
@@ -159,6 +157,8 @@ def _test_problems(cell, meta, where, known_checks) -> list:
 
 def course_problems(paths) -> dict:
     """Problems per notebook, plus grade_ids shared between notebooks (under 'course')."""
+    import nbformat  # here, not above: `make student` needs only lay_out_course, and fast
+
     report, owners = {}, {}
     for path in paths:
         notebook = nbformat.read(path, as_version=4)

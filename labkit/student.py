@@ -26,15 +26,20 @@ class EditionError(RuntimeError):
     """nbgrader could not generate the student edition; the message holds its log."""
 
 
-def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run one nbgrader command in a course directory, with this Python's tools on PATH.
+def nbgrader_command(course, *args) -> tuple:
+    """The command line and environment that run one nbgrader command in a course directory.
 
     nbgrader starts ``alembic`` by name to set up its gradebook, so the directory of
     this interpreter (a venv's ``bin/``) goes first on PATH.
     """
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    command = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"]
+    return [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"], env
+
+
+def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run one nbgrader command in ``course``; raise :class:`EditionError` with its log if it fails."""
+    command, env = nbgrader_command(course, *args)
     run = subprocess.run(command, cwd=course, env=env, capture_output=True, text=True,
                          timeout=timeout)
     if run.returncode != 0:
@@ -77,7 +82,13 @@ def copy_absent(release, into=STUDENT_DIR) -> tuple:
 
 
 def update_student_edition(into=STUDENT_DIR, notebooks_dir=NOTEBOOKS_DIR) -> tuple:
-    """Generate the edition in a scratch directory and add the lessons ``into`` lacks."""
+    """Add the lessons ``into`` lacks, generated in a scratch directory; ``(added, kept)``.
+
+    When no lesson is missing, nbgrader is not even started.
+    """
+    lessons = sorted(path.name for path in Path(notebooks_dir).glob("*.ipynb"))
+    if lessons and all((Path(into) / name).exists() for name in lessons):
+        return [], lessons
     with tempfile.TemporaryDirectory(prefix="labkit-edition-") as scratch:
         return copy_absent(generate_edition(scratch, notebooks_dir), into)
 
@@ -92,8 +103,8 @@ def main() -> int:
     if added:
         print(f"{where}/: added {', '.join(added)}")
     if kept:
-        print(f"{where}/: kept your {', '.join(kept)} as they are. For a fresh copy of a "
-              f"lesson, rename yours (e.g. to 01_mine.ipynb) and run `make student` again.")
+        print(f"{where}/: left your {len(kept)} lesson(s) there as they are. For a fresh copy of "
+              f"a lesson, rename yours (e.g. to 01_mine.ipynb) and run `make student` again.")
     return 0
 
 

@@ -5,7 +5,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from labkit.grading import course_problems, exercise_problems, exercises, lay_out_course, main
-from labkit.student import copy_absent
+from labkit import student as student_module
+from labkit.student import copy_absent, update_student_edition
 
 
 def answer_cell(grade_id="ex_answer", source=None, **changes):
@@ -103,3 +104,17 @@ def test_copying_the_edition_never_overwrites_a_learners_file(tmp_path):
     assert (student / "01_a.ipynb").read_text() == "my work"
     assert (student / "02_b.ipynb").read_text() == "fresh 02_b"
     assert copy_absent(release, student) == ([], ["01_a.ipynb", "02_b.ipynb"])
+
+
+def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch):
+    notebooks, student = tmp_path / "notebooks", tmp_path / "student"
+    notebooks.mkdir(), student.mkdir()
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        (notebooks / name).write_text("{}")
+        (student / name).write_text("mine")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("nbgrader was started although nothing was missing")
+
+    monkeypatch.setattr(student_module, "generate_edition", refuse)
+    assert update_student_edition(student, notebooks) == ([], ["01_a.ipynb", "02_b.ipynb"])
