@@ -10,7 +10,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # JupyterLab refuses to run as root unless told to (containers often are root).
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test setup student recordings lock bench
+.PHONY: lab test setup student recordings notebooks lock bench
 
 # Your copy of the lessons (student/), made if missing, opened at lesson 01.
 lab: student
@@ -35,8 +35,15 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 recordings: setup
 	$(BIN)/python -m labkit.scripted
 
+# Re-execute the five lessons in place and save their outputs (never edit outputs by hand).
+notebooks: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  --ExecutePreprocessor.store_widget_state=False notebooks/0*.ipynb
+
 bench: setup
 	$(BIN)/python bench/assembly.py
+	$(BIN)/python bench/replay_server.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:

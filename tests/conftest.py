@@ -94,3 +94,21 @@ def process_alive(pid, wait=2.0):
         if time.monotonic() > deadline:
             return True
         time.sleep(0.05)
+
+
+@pytest.fixture
+def closed_port_url():
+    """The address of a loopback port that refuses connections (bound, never listening)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{holder.getsockname()[1]}"
+
+
+def wait_until(condition, timeout=10.0):
+    """Poll ``condition`` until it is true or ``timeout`` seconds pass; return its last value."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return value
