@@ -12,15 +12,15 @@ import socket
 from dataclasses import dataclass
 from typing import Callable
 
+from .lesson import recording_path
 from .loop import agent_events
+from .ollama_model import OllamaModel
 from .prompt import REPAIR_TASK
 from .recording import load_recording
 from .replay import ReplayModel
-from .sample import PROJECT_DIR, run_checks, sample_copy
+from .sample import run_checks, sample_copy
 from .scripted import PlannedTurn, ScriptedChat, call
 from .tools import RepoTools
-
-RECORDINGS_DIR = PROJECT_DIR / "recordings"
 
 #: The facts a learner predicts about the bounded run, in the order the lesson asks them.
 BOUNDED_FIELDS = ("model_requests", "tool_calls", "stop_reason", "final_exit_code")
@@ -64,9 +64,10 @@ def failure_cases() -> dict:
             _unknown_tool_chat),
         FailureCase(
             "server_down",
-            "No model server is listening: the first model request cannot connect.",
+            "OllamaModel, the live model, is pointed at a port where no server listens: the "
+            "first model request cannot connect.",
             "The model call itself raised, so the loop reports model_error with the error "
-            "text and runs nothing.",
+            "text (what to do about it) and runs nothing.",
             _server_down_chat),
     ]
     return {case.name: case for case in cases}
@@ -85,7 +86,7 @@ def bounded_outcome() -> dict:
     Returns the facts the learner predicts (``BOUNDED_FIELDS``), measured, not read
     from the recording.
     """
-    recording = load_recording(RECORDINGS_DIR / "bounded.json")
+    recording = load_recording(recording_path("bounded.json"))
     model = ReplayModel(recording)
     with sample_copy() as root:
         events = list(agent_events(model, RepoTools(root), recording["task"], max_turns=1))
@@ -97,7 +98,7 @@ def bounded_outcome() -> dict:
 
 def _repair_first_turn(change) -> ReplayModel:
     """The recorded repair, with its first turn's chunks changed by ``change``."""
-    recording = copy.deepcopy(load_recording(RECORDINGS_DIR / "repair.json"))
+    recording = copy.deepcopy(load_recording(recording_path("repair.json")))
     change(recording["turns"][0]["chunks"])
     return ReplayModel(recording)
 
@@ -122,14 +123,9 @@ def _unknown_tool_chat() -> ScriptedChat:
     ])
 
 
-def _server_down_chat():
-    """A model that cannot reach its server (stands in until OllamaModel lands on main)."""
-    port = _closed_port()
-
-    def chat(messages, tool_schemas):
-        raise ConnectionError(f"could not connect to the Ollama server at "
-                              f"http://127.0.0.1:{port}: connection refused")
-    return chat
+def _server_down_chat() -> OllamaModel:
+    """The real live model, pointed at a loopback port where no server listens."""
+    return OllamaModel(host=f"http://127.0.0.1:{_closed_port()}", timeout=5)
 
 
 def _closed_port() -> int:

@@ -13,8 +13,9 @@ import copy
 import hashlib
 import json
 
-from .cases import BOUNDED_FIELDS, RECORDINGS_DIR, bounded_outcome, failure_cases, run_case
+from .cases import BOUNDED_FIELDS, bounded_outcome, failure_cases, run_case
 from .feedback import Case, fail, run_cases, show
+from .lesson import recording_path
 from .loop import STOP_REASONS, call_tool, tool_message
 from .recording import load_recording
 from .sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, sample_copy
@@ -446,7 +447,7 @@ def _call(name, **arguments) -> dict:
 
 
 def _recorded_chunks(name: str, turn: int) -> list:
-    recording = load_recording(RECORDINGS_DIR / f"{name}.json")
+    recording = load_recording(recording_path(f"{name}.json"))
     return [entry["chunk"] for entry in recording["turns"][turn - 1]["chunks"]]
 
 
