@@ -75,7 +75,7 @@ def run_cases(function, cases, problem, *, what: str, error_hints: dict | None =
             report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
                    hint=case.hint)
             fail(f"{heading}: {mistake}", printed=True)
-    print(f"All {len(cases)} cases passed: {', '.join(case.label for case in cases)}.")
+    print(f"All {len(cases)} cases passed: {'; '.join(case.label for case in cases)}.")
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:
