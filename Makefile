@@ -1,5 +1,5 @@
 # Two commands for everyone (see README.md):
-#   make lab    set everything up, then open the course in JupyterLab
+#   make lab    set everything up, then open your copy of the course in JupyterLab
 #   make test   set up the same environment and run the whole test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -7,10 +7,18 @@ BIN    := $(VENV)/bin
 # nbgrader calls `alembic` by name, so the environment's bin/ goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test setup recordings notebooks lock bench
+# JupyterLab refuses to run as root unless told to (containers often are root).
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-lab: setup
-	$(BIN)/python -m labkit replay recordings/repair.json
+.PHONY: lab test setup student recordings notebooks lock bench
+
+# Your copy of the lessons (student/), made if missing, opened at lesson 01.
+lab: student
+	$(BIN)/jupyter lab $(LAB_FLAGS) student/01_one_file_read.ipynb
+
+# Add the lessons student/ lacks (exercise answers removed by nbgrader); never overwrites a file.
+student: setup
+	$(BIN)/python -m labkit.student
 
 test: setup
 	$(BIN)/python -m pytest

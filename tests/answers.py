@@ -1,0 +1,227 @@
+"""Answers to the exercises, right and wrong, as the source a learner would type.
+
+Each entry is keyed by the check that grades it. ``$name`` stands for the name the
+notebook's test cell passes to the check (``make_tool_message``...), so the same
+source can replace an answer cell in a notebook or be run here directly. Every wrong
+answer is a plausible mistake, and ``names`` is a phrase the feedback must contain:
+the test cell has to fail *and* say what the mistake is.
+"""
+
+from dataclasses import dataclass
+from string import Template
+
+
+@dataclass(frozen=True)
+class Answer:
+    mistake: str  # what is wrong with it, in a few words
+    source: str
+    names: str  # a phrase the feedback must contain
+
+    def code(self, name: str) -> str:
+        return Template(self.source).substitute(name=name)
+
+
+#: The name each check's answer has in the course's notebooks.
+ANSWER_NAMES = {
+    "check_tool_message": "make_tool_message",
+    "check_assemble_content": "assemble_content",
+    "check_may_dispatch": "may_dispatch",
+    "check_append_results": "append_tool_results",
+    "check_repair_verdict": "repair_succeeded",
+    "check_bounded_prediction": "prediction",
+    "check_stop_predictions": "predictions",
+}
+
+RIGHT = {
+    "check_tool_message": """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result, ensure_ascii=False)}
+""",
+    "check_assemble_content": """
+def $name(chunks):
+    parts = []
+    for chunk in chunks:
+        text = chunk["message"].get("content")
+        if text:
+            parts.append(text)
+    return "".join(parts)
+""",
+    "check_may_dispatch": """
+def $name(chunks):
+    final = [c for c in chunks if c.get("done")]
+    return bool(final) and final[-1].get("done_reason") != "length"
+""",
+    "check_append_results": """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        try:
+            result = tools.invoke(name, arguments)
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""",
+    "check_repair_verdict": """
+def $name(after, test_hash_before, test_hash_after):
+    return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
+            and test_hash_before == test_hash_after)
+""",
+    "check_bounded_prediction": """
+$name = {"model_requests": 1, "tool_calls": 1, "stop_reason": "max_turns", "final_exit_code": 1}
+""",
+    "check_stop_predictions": """
+$name = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
+         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+""",
+}
+
+WRONG = {
+    "check_tool_message": [
+        Answer("str(result) instead of json.dumps", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": str(result)}
+""", "json.dumps(result)"),
+        Answer("the result dict itself as content", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": result}
+""", "the result object itself"),
+        Answer("'name' instead of 'tool_name'", """
+import json
+def $name(name, result):
+    return {"role": "tool", "name": name, "content": json.dumps(result)}
+""", "'tool_name'"),
+        Answer("role 'function'", """
+import json
+def $name(name, result):
+    return {"role": "function", "tool_name": name, "content": json.dumps(result)}
+""", "exactly 'tool'"),
+        Answer("quotes swapped by hand", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": str(result).replace("'", '"')}
+""", "not valid JSON"),
+    ],
+    "check_assemble_content": [
+        Answer("thinking leaks into the content", """
+def $name(chunks):
+    message = [c["message"] for c in chunks]
+    return "".join((m.get("thinking") or "") + (m.get("content") or "") for m in message)
+""", "thinking text leaked"),
+        Answer("the final chunk's text is dropped", """
+def $name(chunks):
+    return "".join(c["message"].get("content") or "" for c in chunks if not c["done"])
+""", "final (done) chunk is missing"),
+        Answer("assumes every message has content", """
+def $name(chunks):
+    return "".join(c["message"]["content"] for c in chunks)
+""", "KeyError"),
+        Answer("returns the list of fragments", """
+def $name(chunks):
+    return [c["message"].get("content") for c in chunks if c["message"].get("content")]
+""", "should return text"),
+    ],
+    "check_may_dispatch": [
+        Answer("dispatches as soon as a tool call arrives", """
+def $name(chunks):
+    return any(c["message"].get("tool_calls") for c in chunks)
+""", "ended without a done chunk"),
+        Answer("ignores done_reason 'length'", """
+def $name(chunks):
+    return any(c.get("done") for c in chunks)
+""", "done_reason 'length'"),
+        Answer("looks only at the last chunk", """
+def $name(chunks):
+    return chunks[-1]["done"] and chunks[-1]["done_reason"] != "length"
+""", "IndexError"),
+        Answer("requires a tool call", """
+def $name(chunks):
+    done = any(c.get("done") and c.get("done_reason") != "length" for c in chunks)
+    return done and any(c["message"].get("tool_calls") for c in chunks)
+""", "not whether it called a tool"),
+    ],
+    "check_append_results": [
+        Answer("lets a tool's error escape", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        result = tools.invoke(name, call["function"]["arguments"])
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "catch ValueError, TypeError and OSError"),
+        Answer("builds a new list instead of appending", """
+import json
+def $name(messages, tool_calls, tools):
+    new = list(messages)
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        new.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+    return new
+""", "returned a new list"),
+        Answer("stops at the first error", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            messages.append({"role": "tool", "tool_name": name,
+                             "content": json.dumps({"error": str(exc)})})
+            return
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "ran 1 time(s) for 2 tool call(s)"),
+        Answer("catches ValueError only", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except ValueError as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "raised TypeError"),
+    ],
+    "check_repair_verdict": [
+        Answer("trusts a green run even if the tests changed", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and after.failed == 0 and after.passed > 0
+""", "hash changed"),
+        Answer("no failures counts as success", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.failed == 0 and test_hash_before == test_hash_after
+""", "collected no tests"),
+        Answer("exit code 0 is enough", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and test_hash_before == test_hash_after
+""", "not one test passed"),
+    ],
+    "check_bounded_prediction": [
+        Answer("thinks the budget stops the tools too", """
+$name = {"model_requests": 1, "tool_calls": 0, "stop_reason": "max_turns", "final_exit_code": 1}
+""", "tools of the last turn still run"),
+        Answer("believes the run repaired the code", """
+$name = {"model_requests": 5, "tool_calls": 4, "stop_reason": "assistant_finished",
+         "final_exit_code": 0}
+""", "independent check still fails"),
+    ],
+    "check_stop_predictions": [
+        Answer("a stream without done counts as finished", """
+$name = {"no_done": "assistant_finished", "length": "incomplete_model_turn",
+         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+""", "Without a `done` chunk"),
+        Answer("an unknown tool crashes the run", """
+$name = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
+         "unknown_tool": "model_error", "server_down": "model_error"}
+""", "An unknown tool is not a crash"),
+        Answer("a length cut is treated as the budget", """
+$name = {"no_done": "incomplete_model_turn", "length": "max_turns",
+         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+""", "refuses it"),
+    ],
+}
