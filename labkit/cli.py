@@ -146,10 +146,21 @@ def record_command(args) -> int:
             print(f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
                   f"{provenance['server_version']} at {model.host}")
         print(f"Recording an attempt on a fresh copy of sample_repo, max_turns={args.max_turns}")
+        interrupted = []
+
+        def on_interrupt(signum, frame):  # remembered: the SDK may turn the interrupt into
+            interrupted.append(signum)    # an error that ends the run as a model_error
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, on_interrupt)
         try:
             recording, events = run_attempt(model, provenance=provenance,
                                             max_turns=args.max_turns, on_event=LiveProgress())
         except KeyboardInterrupt:
+            interrupted.append(signal.SIGINT)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if interrupted:
             print("\nInterrupted: no recording written.", file=sys.stderr)
             return 130
     print_test_file_line(recording)
