@@ -7,6 +7,7 @@ copies of the sample and the independent check, recordings and their replay.
 """
 
 from .attempt import run_attempt
+from .lesson import LessonRun, lesson_model, run_lesson
 from .loop import STOP_REASONS, agent_events, call_tool, tool_message
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
 from .recording import RecordingError, load_recording, save_recording
@@ -16,8 +17,8 @@ from .tools import RepoTools
 from .turns import Turn, TurnAssembler, assemble_turn
 
 __all__ = [
-    "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "RecordingError", "RepoTools",
+    "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "LessonRun", "RecordingError", "RepoTools",
     "ReplayError", "ReplayModel", "Turn", "TurnAssembler", "agent_events", "assemble_turn",
-    "call_tool", "load_recording", "run_attempt", "run_checks", "sample_copy", "save_recording",
+    "call_tool", "lesson_model", "load_recording", "run_attempt", "run_lesson", "run_checks", "sample_copy", "save_recording",
     "tool_message",
 ]

@@ -45,9 +45,15 @@ class ReplayModel:
 
     def __init__(self, recording: dict, strict: bool = True, *, speed: float | None = None):
         self.turns = recording["turns"]
+        self.provenance = {**recording["provenance"], "replayed": True}
         self.strict = strict
         self.speed = speed
         self.requests = 0
+
+    def __repr__(self):
+        mode = "strict" if self.strict else "loose"
+        pace = f", {self.speed:g}x recorded speed" if self.speed else ""
+        return f"ReplayModel({len(self.turns)} recorded turns, {mode}{pace})"
 
     def __call__(self, messages, tool_schemas):
         self.requests += 1

@@ -1,0 +1,61 @@
+"""What the notebooks share: the model a lesson's parameters choose, and one recorded run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .attempt import run_attempt
+from .prompt import REPAIR_TASK
+from .recording import load_recording
+from .replay import ReplayModel
+from .sample import PROJECT_DIR
+
+RECORDINGS_DIR = PROJECT_DIR / "recordings"
+
+
+def recording_path(name) -> Path:
+    """A recording given by name (``"repair.json"``) or by path."""
+    path = Path(name)
+    return path if path.is_absolute() or path.parent != Path(".") else RECORDINGS_DIR / path
+
+
+def lesson_model(mode: str, *, recording, model: str = "gemma4:e2b", host: str | None = None,
+                 speed: float | None = None):
+    """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model."""
+    if mode == "replay":
+        return ReplayModel(load_recording(recording_path(recording)), speed=speed)
+    if mode == "live":
+        from .ollama_model import OllamaModel
+
+        return OllamaModel(model, host)
+    raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
+
+
+@dataclass(frozen=True)
+class LessonRun:
+    """One attempt: its recording (requests, raw chunks, checks) and the loop's full events."""
+
+    recording: dict
+    events: list
+
+    @property
+    def stop(self) -> dict:
+        return self.events[-1]
+
+    @property
+    def requests(self) -> list:
+        """The message list of every request the harness sent, in order."""
+        return [event["messages"] for event in self.events if event["type"] == "model_start"]
+
+    def chunks(self, turn: int) -> list:
+        """The raw chunks of turn ``turn`` (counted from 1), as they arrived."""
+        return [entry["chunk"] for entry in self.recording["turns"][turn - 1]["chunks"]]
+
+
+def run_lesson(chat, *, max_turns: int = 8, task: str = REPAIR_TASK) -> LessonRun:
+    """Run the repair once on a fresh copy of the sample, with checks before and after."""
+    provenance = getattr(chat, "provenance", None) or {
+        "source": "ollama", "model": getattr(chat, "model", "unknown")}
+    recording, events = run_attempt(chat, provenance=provenance, task=task, max_turns=max_turns)
+    return LessonRun(recording, events)
