@@ -34,8 +34,8 @@ _WIDGETS_SETTLED = r"""panel => ![...panel.querySelectorAll('.jp-OutputArea-outp
 
 # One line per problem a learner would see: a code cell that did not run; an error
 # (IPython shows tracebacks as stderr; a SyntaxError has no "Traceback" line) or a
-# warning; a widget that failed, is still loading, or is shown as its text form
-# because JupyterLab has no widget renderer.
+# warning; a widget that failed, is still loading, or shows its fallback (text or static
+# HTML) because JupyterLab has no widget renderer.
 _PROBLEMS = r"""panel => {
     const problems = [];
     const errorLine = /(^|\n)\s*(Traceback \(most recent call last\)|\w*(Error|Exception|Warning)\b)/;
@@ -53,8 +53,9 @@ _PROBLEMS = r"""panel => {
             const stderr = output.getAttribute('data-mime-type') === 'application/vnd.jupyter.stderr';
             if (stderr && errorLine.test(text)) problems.push(`${where} shows an error: ${text.slice(0, 600)}`);
             else if (widgetError.test(text)) problems.push(`${where} shows a widget error: ${text.slice(0, 300)}`);
-            else if (widgetAsText.test(text)) problems.push(
-                `${where} shows a widget as text (is the widget extension loaded?): ${text.slice(0, 100)}`);
+            else if (widgetAsText.test(text) || output.querySelector('.labkit-static')) problems.push(
+                `${where} shows a widget's fallback, not the widget (is the widget extension loaded?): `
+                + text.slice(0, 100));
         });
     });
     return problems;
@@ -96,16 +97,24 @@ class NotebookPage:
         self.page.screenshot(path=str(path))
 
 
-def wait_for_text(locator, expected: str, *, what: str, prefix: bool = False,
+def wait_for_text(container, selector: str, expected: str, *, what: str, prefix: bool = False,
                   timeout: float = 30_000) -> None:
-    """Wait until ``locator``'s text is exactly ``expected`` (or, with ``prefix``, begins with
-    it after leading blanks); fail naming ``what`` and showing the page's text otherwise."""
-    handle = locator.element_handle()
+    """Wait until the text of the element at ``selector`` in ``container`` is exactly
+    ``expected`` (or, with ``prefix``, begins with it after leading blanks); fail naming
+    ``what`` and showing the page's text otherwise.
+
+    The element is looked up afresh at each check: a widget that redraws its HTML
+    replaces the elements inside it.
+    """
     try:
-        locator.page.wait_for_function(
-            """([element, want, prefix]) => prefix ? element.textContent.trimStart().startsWith(want)
-                                                  : element.textContent === want""",
-            arg=[handle, expected, prefix], timeout=timeout)
+        container.page.wait_for_function(
+            """([root, selector, want, prefix]) => {
+                const text = root.querySelector(selector)?.textContent;
+                return text !== undefined && (prefix ? text.trimStart().startsWith(want) : text === want);
+            }""",
+            arg=[container.element_handle(), selector, expected, prefix], timeout=timeout)
     except PlaywrightTimeout:
+        shown = container.locator(selector)
+        shown = shown.first.text_content() if shown.count() else f"no {selector} element"
         raise AssertionError(f"{what}: expected {expected!r}{' at the start' if prefix else ''}, "
-                             f"the page shows {handle.text_content()!r}") from None
+                             f"the page shows {shown!r}") from None

@@ -40,22 +40,22 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 @dataclass(frozen=True)
 class Lesson:
-    """A lesson and what its first chunk stepper and first conversation view show."""
+    """A lesson, and what its first chunk stepper and first conversation view show."""
 
     name: str
-    stepper: tuple[str, int] | None = None  # (recording file, turn index) it steps through
-    conversation: str | None = None  # recording file whose conversation it shows
+    stepper: tuple[str, int] | None = None  # (recording, turn index) whose chunks it steps
+    conversation: tuple[str, int] | None = None  # (recording, max_turns) of the run it shows
 
     def __str__(self) -> str:
         return self.name
 
 
 LESSONS = [
-    Lesson("01_one_file_read", stepper=("repair.json", 4), conversation="repair.json"),
-    Lesson("02_streamed_turn", stepper=("repair.json", 4), conversation="repair.json"),
-    Lesson("03_tool_results", stepper=("repair.json", 4), conversation="repair.json"),
-    Lesson("04_repair_and_verify", stepper=("repair.json", 4), conversation="repair.json"),
-    Lesson("05_failure_cases", stepper=("repair.json", 4), conversation="repair.json"),
+    Lesson("01_one_file_read", conversation=("repair.json", 2)),
+    Lesson("02_streamed_turn", stepper=("repair.json", -1)),
+    Lesson("03_tool_results", conversation=("repair.json", 8)),
+    Lesson("04_repair_and_verify"),
+    Lesson("05_failure_cases"),
 ]
 
 
@@ -76,25 +76,20 @@ def dispatch_state(chunks: list[dict], count: int) -> str:
     turn = assemble_turn(chunks[:count])
     if turn.may_dispatch:
         return "may dispatch"
-    return "refused" if turn.done or turn.problem else "not yet"
+    return "refused" if turn.done or turn.problem or count == len(chunks) else "not yet"
 
 
-def conversation_roles(recording_name: str) -> list[str]:
-    """The role of each message in the recording's final conversation, in order."""
-    recording = load_recording(RECORDINGS / recording_name)
-    last = recording["turns"][-1]
-    roles = [message["role"] for message in last["request"]["messages"]]
-    reply = assemble_turn(entry["chunk"] for entry in last["chunks"])
+def conversation_roles(recording_name: str, max_turns: int) -> list[str]:
+    """The role of each message in the conversation of a replay of the recording that may
+    make at most ``max_turns`` model requests, in order."""
+    turns = load_recording(RECORDINGS / recording_name)["turns"]
+    if max_turns < len(turns):  # the request the run did not make holds the whole list
+        return [message["role"] for message in turns[max_turns]["request"]["messages"]]
+    roles = [message["role"] for message in turns[-1]["request"]["messages"]]
+    reply = assemble_turn(entry["chunk"] for entry in turns[-1]["chunks"])
     if reply.may_dispatch:
-        roles.append("assistant")
-        roles += ["tool"] * sum(event["type"] == "tool_result" for event in _last_turn_events(recording))
+        roles += ["assistant"] + ["tool"] * len(reply.tool_calls)
     return roles
-
-
-def _last_turn_events(recording: dict) -> list[dict]:
-    events = recording["events"]
-    starts = [index for index, event in enumerate(events) if event["type"] == "model_start"]
-    return events[starts[-1]:] if starts else []
 
 
 # --- fixtures: one server, one browser, nothing left behind -----------------------------
@@ -163,49 +158,60 @@ def test_lesson_runs_cleanly_and_its_widgets_step(lesson, lab, page):
         notebook.run_all()
         problems = notebook.problems()
         assert not problems, f"{lesson.name} after Run All Cells:\n" + "\n".join(problems)
-        stepper = notebook.panel.locator(".labkit-stepper")
-        conversation = notebook.panel.locator(".labkit-conversation")
+        # live widgets only: a .labkit-static copy is the fallback shown without a widget renderer
+        stepper = notebook.panel.locator(".labkit-stepper.jupyter-widgets")
+        conversation = notebook.panel.locator(".labkit-conversation.jupyter-widgets")
         if lesson.stepper:
-            assert stepper.count(), f"{lesson.name} shows no chunk stepper (.labkit-stepper)"
+            assert stepper.count(), f"{lesson.name} shows no live chunk stepper (.labkit-stepper)"
             check_stepper(stepper.first, recorded_chunks(*lesson.stepper))
         if lesson.conversation:
-            assert conversation.count(), f"{lesson.name} shows no conversation view (.labkit-conversation)"
-            check_conversation(conversation.first, conversation_roles(lesson.conversation))
-        if stepper.count() or conversation.count():  # the screenshot shows the widgets
-            (stepper if stepper.count() else conversation).first.evaluate(
-                "element => element.scrollIntoView({block: 'start'})")
+            assert conversation.count(), f"{lesson.name} shows no live conversation view (.labkit-conversation)"
+            check_conversation(conversation.first, conversation_roles(*lesson.conversation))
+        # the screenshot shows the lesson's first widget, else its first picture
+        shown = [found for found in (stepper, conversation, notebook.panel.locator(".jp-RenderedImage"))
+                 if found.count()]
+        if shown:
+            shown[0].first.evaluate("element => element.scrollIntoView({block: 'start'})")
     finally:
         notebook.screenshot(SCREENSHOTS / f"{lesson.name}.png")
         page.goto("about:blank")
         lab.shut_down_kernels()
 
 
+READOUT, TEXT, DISPATCH = ".labkit-slider .widget-readout", ".labkit-assembled-text", ".labkit-dispatch"
+
+
 def check_stepper(stepper, chunks: list[dict]) -> None:
     """Next adds the next recorded text fragment; the last chunk lets the turn be dispatched."""
     stepper.scroll_into_view_if_needed()
-    readout = stepper.locator(".labkit-slider .widget-readout")
-    text = stepper.locator(".labkit-assembled-text")
-    dispatch = stepper.locator(".labkit-dispatch")
-    position = int(readout.text_content())
-    wait_for_text(text, assembled_text(chunks, position), what=f"assembled text at chunk {position}")
+    position = int(stepper.locator(READOUT).text_content())
+    wait_for_text(stepper, TEXT, assembled_text(chunks, position), what=f"text at chunk {position}")
 
-    # walk to just before the next chunk that carries text, then step over it
-    carrying_text = next(index for index in range(position, len(chunks))
-                         if chunks[index]["message"].get("content"))
-    while position <= carrying_text:
-        stepper.locator(".labkit-next").click()
-        position += 1
-        wait_for_text(readout, str(position), what="chunk number after Next")
+    carrying_text = next((index for index in range(position, len(chunks))
+                          if chunks[index]["message"].get("content")), None)
+    assert carrying_text is not None, f"no chunk after {position} carries text: pick another turn"
     fragment = chunks[carrying_text]["message"]["content"]
-    wait_for_text(text, assembled_text(chunks, position),
-                  what=f"assembled text after Next added the recorded fragment {fragment!r}")
+    while position < carrying_text:  # walk up to the chunk that carries text...
+        position = click_next(stepper, position)
+    wait_for_text(stepper, TEXT, assembled_text(chunks, position),
+                  what=f"text at chunk {position}, before the fragment {fragment!r}")
+    position = click_next(stepper, position)  # ...and step over it
+    wait_for_text(stepper, TEXT, assembled_text(chunks, position),
+                  what=f"text after Next added the recorded fragment {fragment!r}")
     assert dispatch_state(chunks, position) == "not yet", "pick a turn whose text precedes 'done'"
-    wait_for_text(dispatch, "not yet", prefix=True, what="dispatch state before the last chunk")
+    wait_for_text(stepper, DISPATCH, "not yet", prefix=True, what="dispatch state before the last chunk")
 
     stepper.locator(".labkit-slider .noUi-handle").press("End")
-    wait_for_text(readout, str(len(chunks)), what="chunk number after moving to the last chunk")
+    wait_for_text(stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk")
     assert dispatch_state(chunks, len(chunks)) == "may dispatch", "pick a turn that ends cleanly"
-    wait_for_text(dispatch, "may dispatch", prefix=True, what="dispatch state at the last chunk")
+    wait_for_text(stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the last chunk")
+
+
+def click_next(stepper, position: int) -> int:
+    """Click the stepper's Next and wait until it shows the following chunk."""
+    stepper.locator(".labkit-next").click()
+    wait_for_text(stepper, READOUT, str(position + 1), what=f"chunk number after Next from {position}")
+    return position + 1
 
 
 def check_conversation(view, roles: list[str]) -> None:
@@ -217,7 +223,7 @@ def check_conversation(view, roles: list[str]) -> None:
     assert [role_of(messages.nth(index)) for index in range(shown)] == roles[:shown], \
         "the conversation view's first messages differ from the recording's"
     view.locator(".labkit-next").first.click()
-    expect(messages).to_have_count(shown + 1)
+    expect(messages).to_have_count(shown + 1, timeout=30_000)
     assert role_of(messages.nth(shown)) == roles[shown], \
         f"after Next, message {shown + 1} should be the recording's {roles[shown]!r} message"
 
