@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # nbgrader calls `alembic` by name, so the environment's bin/ goes first on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test setup recordings lock bench
+.PHONY: lab test setup recordings notebooks lock bench
 
 lab: setup
 	$(BIN)/python -m labkit replay recordings/repair.json
@@ -27,8 +27,16 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 recordings: setup
 	$(BIN)/python -m labkit.scripted
 
+# Re-execute the five lessons in place and save their outputs (never edit outputs by hand).
+notebooks: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  --ExecutePreprocessor.store_widget_state=False notebooks/0*.ipynb
+
 bench: setup
 	$(BIN)/python bench/assembly.py
+	$(BIN)/python bench/replay_server.py
+	$(BIN)/python bench/widgets.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:

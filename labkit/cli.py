@@ -1,13 +1,19 @@
-"""``python -m labkit``: replay a recording on a fresh copy and print what happened."""
+"""``python -m labkit``: replay a recording, serve one over Ollama's API, or record a live attempt."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from pathlib import Path
 
 from .attempt import run_attempt
-from .recording import RecordingError, compact_event, load_recording
+from .ollama_model import DEFAULT_HOST, DEFAULT_MODEL, OllamaError, OllamaModel
+from .recorder import capture_provenance, default_output
+from .recording import RecordingError, compact_event, load_recording, save_recording
 from .replay import ReplayModel
+from .server import serve_recording
 from .trace import checks_line, event_line
 
 
@@ -21,15 +27,35 @@ def main(argv=None) -> int:
         description="Feed a recording's chunks to the agent loop, with the real tools and "
                     "tests on a fresh copy of sample_repo/, and print a trace. Exits 0 when "
                     "the replay matched the recording.")
-    replay.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    _replay_options(replay)
     replay.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
                         help="model-request budget (default: the recording's own)")
-    replay.add_argument("--loose", action="store_true",
-                        help="do not compare each request with the recorded one")
-    replay.add_argument("--speed", type=float, default=None, metavar="X",
-                        help="pace the chunks at X times their recorded speed (default: no pacing)")
+    serve = commands.add_parser(
+        "serve", help="serve a recording over Ollama's HTTP API on 127.0.0.1",
+        description="Answer Ollama chat requests from a recording, one recorded turn per "
+                    "request, so the real ollama SDK (OllamaModel, or any Ollama client) runs "
+                    "offline. It says it is a replay server, never a model. Ctrl-C stops it.")
+    _replay_options(serve)
+    serve.add_argument("--port", type=_port, default=0, metavar="N",
+                       help="port to listen on (default: a free one, printed at start)")
+    record = commands.add_parser(
+        "record", help="run the loop live through Ollama and save the attempt as a recording",
+        description="Check a fresh copy of sample_repo/, run the loop live through Ollama, "
+                    "check again, and save the attempt as a recording that says which model, "
+                    "digest and server wrote it. A run that ends in a model error, or that you "
+                    "interrupt, writes nothing.")
+    record.add_argument("--model", default=DEFAULT_MODEL, metavar="TAG",
+                        help=f"Ollama model tag (default: {DEFAULT_MODEL})")
+    record.add_argument("--host", default=None, metavar="URL",
+                        help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})")
+    record.add_argument("--max-turns", type=_positive_int, default=8, metavar="N",
+                        help="model-request budget (default: 8)")
+    record.add_argument("--output", default=None, metavar="PATH",
+                        help="where to save it (default: recordings/mine/TAG-TIME.json); "
+                             "an existing file is never overwritten")
     args = parser.parse_args(argv)
-    return replay_command(args)
+    commands = {"replay": replay_command, "serve": serve_command, "record": record_command}
+    return commands[args.command](args)
 
 
 def replay_command(args) -> int:
@@ -46,8 +72,7 @@ def replay_command(args) -> int:
     replayed, events = run_attempt(model, provenance=recording["provenance"],
                                    task=recording["task"], max_turns=max_turns,
                                    on_event=print_progress)
-    unchanged = replayed["test_file_sha256"]["after"] == replayed["test_file_sha256"]["before"]
-    print(f"Test file unchanged: {'yes' if unchanged else 'NO'}")
+    print_test_file_line(replayed)
     problem = replay_difference(recording, replayed, events, compare_outcome=max_turns == recording["max_turns"])
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")
     return 0 if problem is None else 1
@@ -69,6 +94,104 @@ def replay_difference(recording: dict, replayed: dict, events: list, *, compare_
     return None
 
 
+def serve_command(args) -> int:
+    try:
+        server = serve_recording(args.recording, port=args.port, strict=not args.loose,
+                                 speed=args.speed, log=lambda line: print(line, flush=True))
+    except RecordingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot listen on 127.0.0.1 port {args.port} ({exc.strerror or exc}); "
+              "choose another --port", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop as cleanly as on Ctrl-C
+    with server:
+        identity = server.identity
+        print(f"Serving {args.recording} ({identity['provenance']['source']}, "
+              f"{identity['turns']} turns) at {server.url}: a replay, not a live model.")
+        print(f"Use it as an Ollama server: OLLAMA_HOST={server.url} python -m labkit record")
+        print("Press Ctrl-C to stop.", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("Stopped.")
+    return 0
+
+
+def record_command(args) -> int:
+    output = Path(args.output) if args.output else None
+    if output and output.exists():
+        print(f"error: {output} exists; recordings are never overwritten: choose another "
+              "--output", file=sys.stderr)
+        return 2
+    try:
+        model = OllamaModel(args.model, args.host)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with model:
+        try:
+            provenance = capture_provenance(model)
+        except OllamaError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        output = output or default_output(provenance)
+        replayed = provenance.get("replayed_from")
+        if replayed:
+            print(f"Note: {model.host} is a labkit replay server serving {replayed['recording']} "
+                  f"({provenance['source']}); the recording will say it was replayed, not "
+                  f"written by {model.model}.")
+        else:
+            print(f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
+                  f"{provenance['server_version']} at {model.host}")
+        print(f"Recording an attempt on a fresh copy of sample_repo, max_turns={args.max_turns}")
+        try:
+            recording, events = run_attempt(model, provenance=provenance,
+                                            max_turns=args.max_turns, on_event=LiveProgress())
+        except KeyboardInterrupt:
+            print("\nInterrupted: no recording written.", file=sys.stderr)
+            return 130
+    print_test_file_line(recording)
+    stop = events[-1]
+    if stop["reason"] == "model_error":
+        print(f"No recording written: the model call failed, so this is not a whole attempt. "
+              f"{stop['error']}", file=sys.stderr)
+        return 1
+    save_recording(recording, output)
+    chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
+    print(f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
+          f"Replay it: python -m labkit replay {output}")
+    return 0
+
+
+class LiveProgress:
+    """The replay trace, plus each request as it is sent and the reply's text as it streams."""
+
+    def __init__(self):
+        self.streaming = False
+
+    def __call__(self, event: dict) -> None:
+        if event["type"] == "text_delta":
+            if not self.streaming:
+                print(f"  turn {event['turn']} says: ", end="")
+                self.streaming = True
+            print(event["text"].replace("\n", "\n    "), end="", flush=True)
+            return
+        if self.streaming:
+            print()
+            self.streaming = False
+        if event["type"] == "model_start":
+            print(f"  turn {event['turn']}: sent {len(event['messages'])} messages, waiting "
+                  "for the reply...", flush=True)
+        print_progress(event)
+
+
+def print_test_file_line(recording: dict) -> None:
+    digests = recording["test_file_sha256"]
+    print(f"Test file unchanged: {'yes' if digests['after'] == digests['before'] else 'NO'}")
+
+
 def print_progress(event: dict) -> None:
     if event["type"] == "checks":
         print(checks_line(event["when"], event["checks"]))
@@ -76,6 +199,23 @@ def print_progress(event: dict) -> None:
     line = event_line(event)
     if line:
         print(line)
+
+
+def _replay_options(command) -> None:
+    """What replaying a recording needs, in process or served: the file, strictness, pace."""
+    command.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    command.add_argument("--loose", action="store_true",
+                         help="do not compare each request with the recorded one")
+    command.add_argument("--speed", type=float, default=None, metavar="X",
+                         help="pace the chunks at X times their recorded speed "
+                              "(default: no pacing)")
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("must be a port number, 0-65535 (0: a free port)")
+    return value
 
 
 def _positive_int(text: str) -> int:

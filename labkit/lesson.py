@@ -55,7 +55,19 @@ class LessonRun:
 
 def run_lesson(chat, *, max_turns: int = 8, task: str = REPAIR_TASK) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after."""
-    provenance = getattr(chat, "provenance", None) or {
-        "source": "ollama", "model": getattr(chat, "model", "unknown")}
-    recording, events = run_attempt(chat, provenance=provenance, task=task, max_turns=max_turns)
+    recording, events = run_attempt(chat, provenance=_provenance(chat), task=task,
+                                    max_turns=max_turns)
     return LessonRun(recording, events)
+
+
+def _provenance(chat) -> dict:
+    """Who writes the chunks: a replayed recording's authors, or what the server says it is."""
+    if isinstance(chat, ReplayModel):
+        return chat.provenance
+    from .ollama_model import OllamaError
+    from .recorder import capture_provenance
+
+    try:
+        return capture_provenance(chat)
+    except OllamaError as exc:  # the run itself will stop with model_error and say why
+        return {"source": "unknown", "model": getattr(chat, "model", None), "problem": str(exc)}

@@ -45,7 +45,7 @@ class ReplayModel:
 
     def __init__(self, recording: dict, strict: bool = True, *, speed: float | None = None):
         self.turns = recording["turns"]
-        self.provenance = {**recording["provenance"], "replayed": True}
+        self.provenance = {**recording["provenance"], "replayed_from": "ReplayModel, in process"}
         self.strict = strict
         self.speed = speed
         self.requests = 0

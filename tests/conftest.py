@@ -94,3 +94,67 @@ def process_alive(pid, wait=2.0):
         if time.monotonic() > deadline:
             return True
         time.sleep(0.05)
+
+
+@pytest.fixture
+def closed_port_url():
+    """The address of a loopback port that refuses connections (bound, never listening)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{holder.getsockname()[1]}"
+
+
+def wait_until(condition, timeout=10.0):
+    """Poll ``condition`` until it is true or ``timeout`` seconds pass; return its last value."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return value
+
+
+@pytest.fixture(scope="session")
+def repair_recording():
+    from labkit import load_recording
+    from labkit.sample import PROJECT_DIR
+    return load_recording(PROJECT_DIR / "recordings" / "repair.json")
+
+
+@pytest.fixture(scope="session")
+def repair_events(repair_recording):
+    """The full loop events (with message snapshots) of a strict replay of repair.json."""
+    from labkit import ReplayModel, RepoTools, agent_events, sample_copy
+    with sample_copy() as root:
+        return list(agent_events(ReplayModel(repair_recording), RepoTools(root),
+                                 repair_recording["task"], max_turns=repair_recording["max_turns"]))
+
+
+def texts_with_class(html, css_class):
+    """The text content of each element of ``html`` whose class list holds ``css_class``."""
+    from html.parser import HTMLParser
+
+    class Collector(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.open, self.found = [], []
+
+        def handle_starttag(self, tag, attrs):
+            if css_class in (dict(attrs).get("class") or "").split():
+                self.found.append([])
+                self.open.append(self.found[-1])
+            else:
+                self.open.append(None)
+
+        def handle_endtag(self, tag):
+            self.open.pop()
+
+        def handle_data(self, data):
+            for buffer in self.open:
+                if buffer is not None:
+                    buffer.append(data)
+
+    collector = Collector()
+    collector.feed(html)
+    collector.close()
+    return ["".join(parts) for parts in collector.found]
