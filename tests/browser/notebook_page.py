@@ -13,20 +13,19 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 #: The open notebook (``?reset`` opens exactly one).
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
-_KERNEL_IDLE = r"""() => [...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-TextItem')]
+# The status bar names the notebook's kernel and its state; the toolbar's indicator
+# says idle before any kernel exists, so it cannot tell that the kernel is ready.
+_IDLE = r"""[...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-TextItem')]
     .some(item => /\|\s*Idle$/.test(item.textContent.trim()))"""
+
+_KERNEL_IDLE = "() => " + _IDLE
 
 # A fresh copy has no execution counts, so any count (or a busy '*') shows the run began.
 _RUN_STARTED = r"""panel => [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
     .some(prompt => /\[(\*|\d+)\]/.test(prompt.textContent))"""
 
-_RUN_FINISHED = r"""panel => {
-    const busy = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-        .some(prompt => prompt.textContent.includes('*'));
-    const idle = [...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-TextItem')]
-        .some(item => /\|\s*Idle$/.test(item.textContent.trim()));
-    return !busy && idle;
-}"""
+_RUN_FINISHED = (r"""panel => ![...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .some(prompt => prompt.textContent.includes('*')) && """ + _IDLE)
 
 # A widget output says "Loading widget..." until its view is drawn or has failed.
 _WIDGETS_SETTLED = r"""panel => ![...panel.querySelectorAll('.jp-OutputArea-output:not([data-mime-type])')]
@@ -73,7 +72,6 @@ class NotebookPage:
         """Open ``name`` alone (a reset workspace) and wait until its kernel is idle."""
         self.page.goto(f"{self.base_url}lab/tree/{name}?reset")
         self.panel.locator(".jp-Cell").first.wait_for()
-        # The toolbar's indicator says idle before any kernel exists; the status bar does not.
         self.page.wait_for_function(_KERNEL_IDLE)
 
     def run_all(self) -> None:
