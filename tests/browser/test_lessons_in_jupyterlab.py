@@ -54,8 +54,8 @@ LESSONS = [
     Lesson("01_one_file_read", conversation=("repair.json", 2)),
     Lesson("02_streamed_turn", stepper=("repair.json", -1)),
     Lesson("03_tool_results", conversation=("repair.json", 8)),
-    Lesson("04_repair_and_verify"),
-    Lesson("05_failure_cases"),
+    Lesson("04_repair_and_verify", conversation=("repair.json", 8)),
+    Lesson("05_failure_cases", conversation=("bounded.json", 1)),
 ]
 
 
