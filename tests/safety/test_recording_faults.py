@@ -3,16 +3,21 @@
 Each fault is written to a file and handed to ``python -m labkit replay``. The command must
 exit 2 with one line naming the file and the problem, print nothing on stdout (no
 "Tests before" line), and never reach the replay: ``run_attempt`` is replaced by a tripwire.
-Each file counts as one recording fault in the safety summary.
+Each file counts as one recording fault in the safety summary. Beyond these named faults,
+generated edits of a recording are either refused or replay within the run invariants.
 """
 
+import copy
 import json
 import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
 
-from labkit import cli
+from labkit import RecordingError, ReplayModel, cli, load_recording
 from labkit.recording import MAX_BYTES
 from labkit.sample import PROJECT_DIR
 
@@ -102,3 +107,59 @@ def test_the_command_line_refuses_without_a_traceback(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stdout == ""
     assert "nested too deeply" in result.stderr and "Traceback" not in result.stderr
+
+
+def _places(node, where=()):
+    """Every place in a JSON value, as the path of keys and indexes that leads to it."""
+    if where:
+        yield where
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        yield from _places(child, where + (key,))
+
+
+STALE_EDIT = json.loads((PROJECT_DIR / "recordings" / "stale_edit.json").read_text())
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=5)
+#: One to three values of a recording replaced by any JSON value, or deleted (None).
+recording_edits = st.lists(st.tuples(st.sampled_from(list(_places(STALE_EDIT))),
+                                     st.none() | json_values.map(lambda value: [value])),
+                           min_size=1, max_size=3)
+
+
+def apply(edits, recording):
+    for where, replacement in edits:
+        node = recording
+        try:
+            for key in where[:-1]:
+                node = node[key]
+            if replacement is None:
+                del node[where[-1]]
+            else:
+                node[where[-1]] = replacement[0]
+        except (KeyError, IndexError, TypeError):  # an earlier edit removed the place
+            pass
+    return recording
+
+
+def test_an_edited_recording_is_refused_or_replays_within_the_invariants(tmp_path, safety_tally):
+    path = tmp_path / "edited.json"
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(recording_edits)
+    def check(edits):
+        path.write_text(json.dumps(apply(edits, copy.deepcopy(STALE_EDIT))))
+        safety_tally["generated recording edits"] += 1
+        try:
+            recording = load_recording(path)
+        except RecordingError as refusal:
+            assert str(refusal).startswith(f"{path}: ")
+            return
+        chat, tools = RecordingChat(ReplayModel(recording, strict=False)), RecordingTools()
+        events = run_to_the_end(chat, tools, task=recording["task"], max_turns=recording["max_turns"])
+        assert_run_invariants(events, chat, tools, recording["max_turns"])
+
+    check()

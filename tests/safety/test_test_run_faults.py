@@ -7,6 +7,8 @@ as one fault in the safety summary; how long a stopped run took is noted there t
 """
 
 import json
+import os
+import signal
 import textwrap
 import time
 
@@ -91,6 +93,31 @@ def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_ta
         assert result["timed_out"] and f"stopped after {TIMEOUT:g} s" in result["output"]
         assert len(list(ws.copy.glob("*.pid"))) == 3, "the planted test did not get to start"
         assert_all_gone(ws.copy)
+
+
+def test_a_process_that_hides_from_the_harness_survives_but_does_not_hold_it_up(safety_tally,
+                                                                              safety_notes):
+    """The documented limit (SECURITY.md): a process that leaves the group and replaces its
+    environment is not found. Holding the output pipe, it must still not stall run_tests."""
+    with workspace() as ws:
+        plant(ws.copy, """
+            pipe = next(fd for fd in range(3, 64) if os.path.exists(f"/proc/self/fd/{fd}")
+                        and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"))
+            hidden = subprocess.Popen(["env", "-i", sys.executable, "-c", "import time; time.sleep(120)"],
+                                      start_new_session=True, pass_fds=[pipe])
+            Path("hidden.pid").write_text(str(hidden.pid))
+        """)
+        result, seconds = timed_run_tests(ws)
+        hidden = int((ws.copy / "hidden.pid").read_text())
+        try:
+            safety_tally["test-run faults injected"] += 1
+            safety_notes.append(f"test run leaving a process that hides from the harness and "
+                                f"holds its output: returned after {seconds:.1f} s")
+            assert seconds < HANG and not result["timed_out"]
+            assert "a process started by the tests is still running" in result["output"]
+            assert process_alive(hidden, wait=0), "the harness now stops it: update SECURITY.md"
+        finally:
+            os.kill(hidden, signal.SIGKILL)
 
 
 def test_a_test_that_prints_50_mb_yields_only_a_bounded_tail(safety_tally, safety_notes):
