@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
+from strategies import json_values
 
 from labkit import RecordingError, ReplayModel, cli, load_recording
 from labkit.recording import MAX_BYTES
@@ -119,10 +120,6 @@ def _places(node, where=()):
 
 
 STALE_EDIT = json.loads((PROJECT_DIR / "recordings" / "stale_edit.json").read_text())
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=5)
 #: One to three values of a recording replaced by any JSON value, or deleted (None).
 recording_edits = st.lists(st.tuples(st.sampled_from(list(_places(STALE_EDIT))),
                                      st.none() | json_values.map(lambda value: [value])),
