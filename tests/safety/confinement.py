@@ -19,10 +19,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from labkit import RepoTools, sample_copy
 from labkit.scripted import OLD_LINE
 
 SECRET = "LABKIT-SENTINEL-this-text-lives-outside-the-copy"
+
+#: For tests that look at processes through /proc (Linux). Without it they are skipped,
+#: except in CI, where a missing prerequisite must fail.
+needs_proc = pytest.mark.skipif(
+    not Path("/proc/self").is_dir() and os.environ.get("CI") != "true",
+    reason="no /proc here: only the process group is cleaned up (see SECURITY.md)")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import textwrap
 import time
 
 import pytest
-from confinement import processes_in, workspace
+from confinement import needs_proc, processes_in, workspace
 from conftest import process_alive
 
 from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH, RUN_MARKER
@@ -69,6 +69,7 @@ def assert_all_gone(copy):
     assert processes_in(copy) == [], "a process started by the tests is still running in the copy"
 
 
+@needs_proc
 @pytest.mark.parametrize("escape", ESCAPES)
 def test_no_process_outlives_a_finished_test_run(escape, safety_tally, safety_notes):
     with workspace() as ws:
@@ -82,6 +83,7 @@ def test_no_process_outlives_a_finished_test_run(escape, safety_tally, safety_no
         assert_all_gone(ws.copy)
 
 
+@needs_proc
 def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_tally, safety_notes):
     with workspace(test_timeout=TIMEOUT) as ws:
         plant(ws.copy, "".join(ESCAPES.values()), then="time.sleep(600)\n")
@@ -95,6 +97,7 @@ def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_ta
         assert_all_gone(ws.copy)
 
 
+@needs_proc
 def test_a_process_that_hides_from_the_harness_survives_but_does_not_hold_it_up(safety_tally,
                                                                               safety_notes):
     """The documented limit (SECURITY.md): a process that leaves the group and replaces its
@@ -120,6 +123,7 @@ def test_a_process_that_hides_from_the_harness_survives_but_does_not_hold_it_up(
             os.kill(hidden, signal.SIGKILL)
 
 
+@needs_proc
 def test_a_test_that_prints_50_mb_yields_only_a_bounded_tail(safety_tally, safety_notes):
     with workspace() as ws:
         plant(ws.copy, """
@@ -147,7 +151,6 @@ def test_a_test_cannot_see_the_parents_secrets(monkeypatch, safety_tally):
     with workspace() as ws:
         plant(ws.copy, """
             Path("seen.json").write_text(json.dumps(dict(os.environ)))
-            print(sorted(os.environ))
         """)
         result = ws.tools.invoke("run_tests", {})
         safety_tally["test-run faults injected"] += 1
