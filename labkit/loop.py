@@ -57,6 +57,15 @@ def call_tool(tools, name, arguments):
         return {"error": str(exc)}
 
 
+def _close(stream) -> None:
+    """Release a stream the loop is done with. Failing to close it changes nothing the
+    loop has already judged, so the failure must not escape the loop."""
+    try:
+        getattr(stream, "close", lambda: None)()
+    except Exception:
+        pass
+
+
 def _event(kind: str, **fields) -> dict:
     return {"type": kind, "time": monotonic(), **fields}
 
@@ -93,7 +102,7 @@ def _run(chat, tools, task, max_turns):
             yield stopped("model_error", turn_number, f"the model call failed: {error}", error=error)
             return
         finally:
-            getattr(stream, "close", lambda: None)()
+            _close(stream)
 
         turn = assembler.turn()
         if turn.problem:

@@ -20,6 +20,7 @@ from .sample import SAMPLE_DIR, TEST_FILE, file_sha256
 FORMAT = "labkit-recording"
 VERSION = 1
 SOURCES = ("scripted", "ollama")
+MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
 
 
 class RecordingError(ValueError):
@@ -29,18 +30,36 @@ class RecordingError(ValueError):
 def load_recording(path) -> dict:
     """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
     path = Path(path)
-    try:
-        recording = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
+    recording = _read_json(path)
     problem = recording_problem(recording)
     if problem is None:
         problem = _sample_mismatch(recording)
     if problem:
         raise RecordingError(f"{path}: {problem}")
     return recording
+
+
+def _read_json(path: Path):
+    """The JSON value in ``path``, read at most ``MAX_BYTES``; RecordingError if there is none."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise RecordingError(f"{path}: the file is empty")
+    if len(data) > MAX_BYTES:
+        raise RecordingError(f"{path}: larger than {MAX_BYTES // 2**20} MB, far more than "
+                             "any recorded attempt; is it really a recording?")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                             f"{exc.start}); a recording is a JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
+    except RecursionError:
+        raise RecordingError(f"{path}: its JSON is nested too deeply to be a recording") from None
 
 
 def save_recording(recording: dict, path) -> Path:
@@ -85,6 +104,8 @@ def recording_problem(recording) -> str | None:
                       ("events", list), ("stop", dict)):
         if not isinstance(recording.get(key), kind):
             return f"'{key}' is missing or not a {kind.__name__}"
+    if isinstance(recording["max_turns"], bool) or recording["max_turns"] < 1:
+        return f"'max_turns' is {recording['max_turns']!r}; it must be a positive integer"
     return (_provenance_problem(recording["provenance"])
             or _checks_problem(recording)
             or _turns_problem(recording["turns"])
@@ -123,6 +144,9 @@ def _turns_problem(turns: list) -> str | None:
             return f"turn {number} has no request messages"
         if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]):
             return f"turn {number}: a request message has no role"
+        tools = request.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+            return f"turn {number}: the request's 'tools' is not a list of tool names"
         if not isinstance(turn.get("chunks"), list):
             return f"turn {number} has no chunk list"
         for index, entry in enumerate(turn["chunks"], start=1):

@@ -9,6 +9,7 @@ read), and no argument can reach a file other than the two it allows.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from .pytest_run import run_pytest
@@ -116,9 +117,7 @@ class RepoTools:
             raise ValueError(f"'old' {where} in {SOURCE_FILE}; it must occur exactly once. "
                              "Read the file again and copy the exact text, with more "
                              "surrounding lines if needed.")
-        replacement = file.with_name(file.name + ".labkit-tmp")
-        replacement.write_text(text.replace(old, new, 1), encoding="utf-8")
-        os.replace(replacement, file)  # atomic: the file is old or new, never half written
+        _write_atomically(file, text.replace(old, new, 1).encode("utf-8"))
         return {"path": SOURCE_FILE, "replaced": 1}
 
     def run_tests(self):
@@ -131,9 +130,28 @@ class RepoTools:
             raise ValueError(f"path {str(path)[:200]!r} is not allowed; use one of: "
                              f"{', '.join(allowed)}")
         file = self.root / path
-        if file.resolve() != file or not file.is_file():
-            raise OSError(f"{path} is not a regular file inside the repository copy")
+        if file.resolve() != file or not file.is_file() or file.stat().st_nlink > 1:
+            raise OSError(f"{path} is not a regular file inside the repository copy "
+                          "(it is missing, or a link)")
         return file
+
+
+def _write_atomically(file: Path, data: bytes) -> None:
+    """Replace ``file`` by ``data``: the file is old or new, never half written.
+
+    The new bytes go to a freshly created temporary file beside it (``mkstemp`` refuses
+    a name that exists), so nothing planted there, such as a symlink, is written through.
+    """
+    handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.",
+                                         suffix=".labkit-tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, file.stat().st_mode & 0o777)  # an edit keeps the file's permissions
+        os.replace(temporary, file)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _check_arguments(name: str, arguments: dict) -> None:

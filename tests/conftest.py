@@ -2,6 +2,7 @@
 
 import hashlib
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,31 @@ def sample_is_never_changed():
     before = _sample_digest()
     yield
     assert _sample_digest() == before, "the test suite changed sample_repo/"
+
+
+SAFETY_TALLY = Counter()  # what the safety suite (tests/safety/) tried in this run
+SAFETY_NOTES = []         # measurements worth reading, e.g. how long a hung test run took to stop
+
+
+@pytest.fixture(scope="session")
+def safety_tally():
+    """Count a safety case: ``safety_tally["hostile tool arguments"] += 1``."""
+    return SAFETY_TALLY
+
+
+@pytest.fixture(scope="session")
+def safety_notes():
+    return SAFETY_NOTES
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what the safety suite tried, so each run reports its own numbers."""
+    if SAFETY_TALLY or SAFETY_NOTES:
+        terminalreporter.section("safety suite")
+        for kind, count in sorted(SAFETY_TALLY.items()):
+            terminalreporter.line(f"{count:6d}  {kind}")
+        for note in SAFETY_NOTES:
+            terminalreporter.line(f"        {note}")
 
 
 def chunk(content="", *, thinking=None, tool_calls=None, done=False, done_reason=None, **extra):

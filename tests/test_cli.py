@@ -31,14 +31,6 @@ def test_replay_with_a_smaller_budget_stops_early():
     assert "Tests after: 1 failed, 3 passed" in result.stdout
 
 
-def test_a_bad_recording_is_a_clear_error_without_traceback(tmp_path):
-    bad = tmp_path / "bad.json"
-    bad.write_text("{")
-    result = labkit("replay", str(bad))
-    assert result.returncode == 2
-    assert "bad.json: not valid JSON" in result.stderr and "Traceback" not in result.stderr
-
-
 def test_help_explains_every_option():
     out = labkit("replay", "--help").stdout
     for option in ("--max-turns", "--loose", "--speed", "recording"):

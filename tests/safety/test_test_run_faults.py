@@ -1,0 +1,161 @@
+"""Test-run faults: whatever the copy's tests do, run_tests returns on time, leaves no process
+behind, keeps a bounded tail of the output and hands no secret to the child.
+
+The model edits path_rules.py and pytest imports it, so a test run executes the model's
+code. The tests planted here stand in for the worst that code could do. Each case counts
+as one fault in the safety summary; how long a stopped run took is noted there too.
+"""
+
+import json
+import os
+import signal
+import textwrap
+import time
+
+import pytest
+from confinement import needs_proc, processes_in, workspace
+from conftest import process_alive
+
+from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH, RUN_MARKER
+from labkit.tools import MAX_TEST_OUTPUT
+
+TIMEOUT = 4.0  # seconds a planted hang is given; pytest starts in well under one
+HANG = 60.0    # returning later than the timeout plus this is a hang, not a slow machine
+
+#: Code that starts one process meant to outlive the test run and writes its pid to a file.
+ESCAPES = {
+    "a child in the test's process group": """
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        Path("group-child.pid").write_text(str(child.pid))
+    """,
+    "a child that left the process group with setsid()": """
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                 start_new_session=True)
+        Path("setsid-child.pid").write_text(str(child.pid))
+    """,
+    "a double-forked daemon (setsid, fork, the middle process exits)": """
+        middle = os.fork()
+        if middle == 0:
+            os.setsid()
+            daemon = os.fork()
+            if daemon == 0:  # keeps the output pipe open while it sleeps
+                time.sleep(120)
+                os._exit(0)
+            Path("daemon.pid").write_text(str(daemon))
+            os._exit(0)
+        os.waitpid(middle, 0)
+    """,
+}
+
+
+def plant(copy, body: str, *, then: str = "") -> None:
+    """Add a test file to the copy whose one test runs ``body`` (then ``then``)."""
+    code = textwrap.indent(textwrap.dedent(body) + textwrap.dedent(then), "    ")
+    (copy / "tests" / "test_planted.py").write_text(
+        "import json, os, subprocess, sys, time\nfrom pathlib import Path\n\n"
+        f"def test_planted():\n{code}\n")
+
+
+def timed_run_tests(ws):
+    start = time.monotonic()
+    result = ws.tools.invoke("run_tests", {})
+    return result, time.monotonic() - start
+
+
+def assert_all_gone(copy):
+    for pid_file in sorted(copy.glob("*.pid")):
+        pid = int(pid_file.read_text())
+        assert not process_alive(pid), f"{pid_file.stem} (pid {pid}) outlived the test run"
+    assert processes_in(copy) == [], "a process started by the tests is still running in the copy"
+
+
+@needs_proc
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_no_process_outlives_a_finished_test_run(escape, safety_tally, safety_notes):
+    with workspace() as ws:
+        plant(ws.copy, ESCAPES[escape])
+        result, seconds = timed_run_tests(ws)
+        safety_tally["test-run faults injected"] += 1
+        safety_notes.append(f"test run leaving {escape}: returned after {seconds:.1f} s")
+        assert seconds < HANG, "an escaped process holding the output pipe stalled run_tests"
+        assert not result["timed_out"] and result["output"].rstrip().endswith("1 failed, 4 passed")
+        assert len(list(ws.copy.glob("*.pid"))) == 1
+        assert_all_gone(ws.copy)
+
+
+@needs_proc
+def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_tally, safety_notes):
+    with workspace(test_timeout=TIMEOUT) as ws:
+        plant(ws.copy, "".join(ESCAPES.values()), then="time.sleep(600)\n")
+        result, seconds = timed_run_tests(ws)
+        safety_tally["test-run faults injected"] += 1
+        safety_notes.append(f"test run that sleeps forever (and left 3 processes): returned "
+                            f"after {seconds:.1f} s for a {TIMEOUT:g} s timeout")
+        assert seconds < TIMEOUT + HANG
+        assert result["timed_out"] and f"stopped after {TIMEOUT:g} s" in result["output"]
+        assert len(list(ws.copy.glob("*.pid"))) == 3, "the planted test did not get to start"
+        assert_all_gone(ws.copy)
+
+
+@needs_proc
+def test_a_process_that_hides_from_the_harness_survives_but_does_not_hold_it_up(safety_tally,
+                                                                              safety_notes):
+    """The documented limit (SECURITY.md): a process that leaves the group and replaces its
+    environment is not found. Holding the output pipe, it must still not stall run_tests."""
+    with workspace() as ws:
+        plant(ws.copy, """
+            pipe = next(fd for fd in range(3, 64) if os.path.exists(f"/proc/self/fd/{fd}")
+                        and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"))
+            hidden = subprocess.Popen(["env", "-i", sys.executable, "-c", "import time; time.sleep(120)"],
+                                      start_new_session=True, pass_fds=[pipe])
+            Path("hidden.pid").write_text(str(hidden.pid))
+        """)
+        result, seconds = timed_run_tests(ws)
+        hidden = int((ws.copy / "hidden.pid").read_text())
+        try:
+            safety_tally["test-run faults injected"] += 1
+            safety_notes.append(f"test run leaving a process that hides from the harness and "
+                                f"holds its output: returned after {seconds:.1f} s")
+            assert seconds < HANG and not result["timed_out"]
+            assert "a process started by the tests is still running" in result["output"]
+            assert process_alive(hidden, wait=0), "the harness now stops it: update SECURITY.md"
+        finally:
+            os.kill(hidden, signal.SIGKILL)
+
+
+@needs_proc
+def test_a_test_that_prints_50_mb_yields_only_a_bounded_tail(safety_tally, safety_notes):
+    with workspace() as ws:
+        plant(ws.copy, """
+            line = "x" * 99 + "\\n"
+            for _ in range(500):
+                sys.stdout.write(line * 1000)  # 100 kB at a time, 50 MB in all
+            assert False, "the loud test failed"
+        """)
+        result, seconds = timed_run_tests(ws)
+        safety_tally["test-run faults injected"] += 1
+        safety_notes.append(f"test run printing 50 MB: returned after {seconds:.1f} s with "
+                            f"{len(result['output'])} characters of output")
+        assert not result["timed_out"] and len(result["output"]) <= MAX_TEST_OUTPUT
+        assert result["output"].rstrip().endswith("2 failed, 3 passed")  # the tail, not the head
+        assert processes_in(ws.copy) == []
+
+
+SECRETS = {"OLLAMA_API_KEY": "fake-ollama-key-4711", "OPENAI_API_KEY": "sk-fake-openai-4712",
+           "GITHUB_TOKEN": "ghp_fake_token_4713"}
+
+
+def test_a_test_cannot_see_the_parents_secrets(monkeypatch, safety_tally):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    with workspace() as ws:
+        plant(ws.copy, """
+            Path("seen.json").write_text(json.dumps(dict(os.environ)))
+        """)
+        result = ws.tools.invoke("run_tests", {})
+        safety_tally["test-run faults injected"] += 1
+        seen = json.loads((ws.copy / "seen.json").read_text())
+    pytest_own = {"PYTEST_CURRENT_TEST", "PYTEST_VERSION"}
+    assert set(seen) <= {*PASSED_THROUGH, *FIXED_ENV, RUN_MARKER, *pytest_own}
+    for value in SECRETS.values():
+        assert value not in json.dumps(seen) and value not in result["output"]
