@@ -29,6 +29,7 @@ from .recording import load_recording
 from .replay import first_difference
 
 SERVER_VERSION = "labkit-replay-0.1.0"
+NOT_JSON = b'{"model": "scripted", "message": {"role": "assistant", "content": "cut\n'
 BATCH_BYTES = 64 * 1024  # unpaced replies go out in HTTP chunks of about this size
 
 
@@ -39,7 +40,8 @@ class Faults:
     ``turn``: the request (1 = the first) they apply to. ``drop_done``: leave out
     the final ``done`` chunk. ``close_after``: close the connection after N chunks.
     ``error_after``: after N chunks send an ``{"error": error}`` line, as Ollama
-    does when it fails mid-reply. ``stall_after``: after N chunks send nothing
+    does when it fails mid-reply. ``garbage_after``: after N chunks send a line
+    that is not JSON, then end the reply. ``stall_after``: after N chunks send nothing
     more, keeping the connection open. ``status``: answer with this HTTP status
     and ``{"error": error}``. ``delay``: wait this many seconds before answering.
     """
@@ -48,6 +50,7 @@ class Faults:
     drop_done: bool = False
     close_after: int | None = None
     error_after: int | None = None
+    garbage_after: int | None = None
     stall_after: int | None = None
     status: int | None = None
     delay: float = 0.0
@@ -58,11 +61,13 @@ class Faults:
             raise ValueError(f"turn counts requests from 1, got {self.turn!r}")
         if not self.delay >= 0:
             raise ValueError(f"delay is in seconds, >= 0, got {self.delay!r}")
-        cuts = [n for n in (self.close_after, self.error_after, self.stall_after) if n is not None]
+        cuts = [n for n in (self.close_after, self.error_after, self.garbage_after,
+                            self.stall_after) if n is not None]
         if len(cuts) > 1:
-            raise ValueError("choose one of close_after, error_after and stall_after")
-        if any(not isinstance(n, int) or n < 0 for n in cuts):
-            raise ValueError("close_after, error_after and stall_after count chunks: ints >= 0")
+            raise ValueError("choose one of close_after, error_after, garbage_after and stall_after")
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in cuts):
+            raise ValueError("close_after, error_after, garbage_after and stall_after count "
+                             "chunks: ints >= 0")
         if self.status is not None and not 400 <= self.status <= 599:
             raise ValueError(f"status {self.status} is not an HTTP error status (400-599)")
 
@@ -83,12 +88,13 @@ def reply_plan(turn: dict, faults: Faults = NO_FAULTS) -> tuple[list, str, str |
 
     ``positions`` index the turn's chunks to stream, in order; ``ending`` is
     ``"end"`` (finish the response), ``"error"`` (send an error line, then finish),
+    ``"garbage"`` (send a line that is not JSON, then finish),
     ``"close"`` (drop the connection) or ``"stall"`` (go quiet).
     """
     positions = [index for index, entry in enumerate(turn["chunks"])
                  if not (faults.drop_done and entry["chunk"].get("done") is True)]
     for ending, count in (("close", faults.close_after), ("error", faults.error_after),
-                          ("stall", faults.stall_after)):
+                          ("garbage", faults.garbage_after), ("stall", faults.stall_after)):
         if count is not None:
             return positions[:count], ending, faults.error if ending == "error" else None
     if "error" in turn:  # the recorded stream itself failed here
@@ -312,9 +318,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(turn["chunks"], replay.lines[number - 1], positions, replay)
             if ending == "error":
                 self._write_chunk(_line({"error": error}))
+            if ending == "garbage":
+                self._write_chunk(NOT_JSON)
             if ending == "stall":
                 replay.wait(None)
-            if ending in ("end", "error"):
+            if ending in ("end", "error", "garbage"):
                 self.wfile.write(b"0\r\n\r\n")
         except OSError:
             pass  # the client stopped reading (the loop abandoned the stream), or we are closing

@@ -6,8 +6,6 @@ serving the lesson's recording, so the live code path runs without a model.
 Executed copies go to a temporary folder; the sources are never rewritten.
 """
 
-import json
-
 import nbformat
 import papermill
 import pytest
@@ -54,6 +52,6 @@ def test_lesson_runs_in_replay_mode(notebook, tmp_path):
 def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
     recording = load_recording(recording_path(parameters_of(notebook)["RECORDING"]))
     with serve_recording(recording) as server:
-        cells = execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url)
-    outputs = json.dumps([c.get("outputs", []) for c in cells])
-    assert "ReplayModel(" not in outputs  # the live path really was taken
+        execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url)
+        served = len(server.chat_requests)
+    assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
