@@ -48,10 +48,6 @@ class LessonRun:
         """The message list of every request the harness sent, in order."""
         return [event["messages"] for event in self.events if event["type"] == "model_start"]
 
-    def chunks(self, turn: int) -> list:
-        """The raw chunks of turn ``turn`` (counted from 1), as they arrived."""
-        return [entry["chunk"] for entry in self.recording["turns"][turn - 1]["chunks"]]
-
 
 def run_lesson(chat, *, max_turns: int = 8, task: str = REPAIR_TASK) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after."""

@@ -10,10 +10,9 @@ the file and the problem; ``save_recording`` writes atomically.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from .atomic import write_atomically
 from .loop import STOP_REASONS
 from .sample import SAMPLE_DIR, TEST_FILE, file_sha256
 
@@ -70,17 +69,7 @@ def save_recording(recording: dict, path) -> Path:
         raise RecordingError(f"{path}: refusing to save an invalid recording: {problem}")
     text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600; a recording is meant to be shared
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text.encode("utf-8"), mode=0o644)  # a recording is meant to be shared
     return path
 
 

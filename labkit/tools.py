@@ -8,10 +8,9 @@ read), and no argument can reach a file other than the two it allows.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
+from .atomic import write_atomically
 from .pytest_run import run_pytest
 from .sample import SOURCE_FILE, TEST_FILE
 
@@ -117,7 +116,9 @@ class RepoTools:
             raise ValueError(f"'old' {where} in {SOURCE_FILE}; it must occur exactly once. "
                              "Read the file again and copy the exact text, with more "
                              "surrounding lines if needed.")
-        _write_atomically(file, text.replace(old, new, 1).encode("utf-8"))
+        # atomic, through a fresh temporary file; an edit keeps the file's permissions
+        write_atomically(file, text.replace(old, new, 1).encode("utf-8"),
+                         mode=file.stat().st_mode & 0o777)
         return {"path": SOURCE_FILE, "replaced": 1}
 
     def run_tests(self):
@@ -134,24 +135,6 @@ class RepoTools:
             raise OSError(f"{path} is not a regular file inside the repository copy "
                           "(it is missing, or a link)")
         return file
-
-
-def _write_atomically(file: Path, data: bytes) -> None:
-    """Replace ``file`` by ``data``: the file is old or new, never half written.
-
-    The new bytes go to a freshly created temporary file beside it (``mkstemp`` refuses
-    a name that exists), so nothing planted there, such as a symlink, is written through.
-    """
-    handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.",
-                                         suffix=".labkit-tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, file.stat().st_mode & 0o777)  # an edit keeps the file's permissions
-        os.replace(temporary, file)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _check_arguments(name: str, arguments: dict) -> None:
