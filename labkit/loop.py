@@ -4,14 +4,19 @@
 step by step, a recorder can save it and a test can check it. Every event has a
 ``type`` and a monotonic ``time``. The loop never runs a tool from a turn that did
 not finish cleanly, and it always ends with exactly one ``stopped`` event.
+
+Nothing the loop hands out can change what it does next. Each message is frozen
+(``labkit.frozen``) when it joins the conversation, and so are the tool schemas at
+the start: ``chat`` and the events get a fresh list of those read-only messages, so
+a request costs the loop a list of pointers, not a copy of the conversation.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from time import monotonic
 
+from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
 from .turns import TurnAssembler
 
@@ -71,25 +76,23 @@ def _event(kind: str, **fields) -> dict:
 
 
 def _run(chat, tools, task, max_turns):
-    messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": task},
-    ]
-    schemas = tools.schemas
+    messages = [freeze({"role": "system", "content": SYSTEM_PROMPT}),
+                freeze({"role": "user", "content": task})]
+    schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
     names = [schema["function"]["name"] for schema in schemas]
     calls_run = 0
 
     def stopped(reason, turns, detail, **extra):
         return _event("stopped", reason=reason, turns=turns, tool_calls=calls_run,
-                      detail=detail, messages=copy.deepcopy(messages), **extra)
+                      detail=detail, messages=list(messages), **extra)
 
     for turn_number in range(1, max_turns + 1):
-        yield _event("model_start", turn=turn_number, tools=names,
-                     messages=copy.deepcopy(messages))
+        yield _event("model_start", turn=turn_number, tools=list(names),
+                     messages=list(messages))
         assembler = TurnAssembler()
         stream = None
         try:
-            stream = chat(copy.deepcopy(messages), schemas)
+            stream = chat(list(messages), schemas)
             for chunk in stream:
                 text = assembler.add(chunk)
                 if assembler.problem:
@@ -114,7 +117,7 @@ def _run(chat, tools, task, max_turns):
             yield stopped("incomplete_model_turn", turn_number, detail)
             return
 
-        messages.append(turn.message)
+        messages.append(turn.message)  # read-only already
         if not turn.tool_calls:
             if turn.message["content"].strip():
                 yield stopped("assistant_finished", turn_number, "the model gave its final answer")
@@ -123,12 +126,11 @@ def _run(chat, tools, task, max_turns):
             return
 
         for call in turn.tool_calls:
-            name = call["function"]["name"]
-            arguments = call["function"].get("arguments", {})
+            name, arguments = call["function"]["name"], call["function"]["arguments"]
             yield _event("tool_start", turn=turn_number, name=name, arguments=arguments)
             result = call_tool(tools, name, arguments)
             calls_run += 1
-            messages.append(tool_message(name, result))
+            messages.append(freeze(tool_message(name, result)))
             yield _event("tool_result", turn=turn_number, name=name, result=result)
 
     yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")

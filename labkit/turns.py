@@ -4,20 +4,26 @@ This is the pure heart of a turn: no I/O, no clock. The loop, the widgets and th
 exercises all use it, so what a learner steps through is what the harness does.
 
 Assembly is linear in the stream's length: fragments are kept in lists and joined
-once, never appended to a growing string.
+once, never appended to a growing string. Tool calls are frozen as they arrive
+(``labkit.frozen``), so the message a turn gives is read-only: the loop can share it
+with the model and the events without copying it again.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
+
+from .frozen import FrozenDict, FrozenList, TooDeep, freeze
+
+#: Levels of nesting a tool call may have (its arguments included); Ollama's are a few deep.
+MAX_CALL_DEPTH = 32
 
 
 @dataclass(frozen=True)
 class Turn:
     """One assembled model response.
 
-    ``message`` is the assistant message as it goes into the conversation.
+    ``message`` is the assistant message as it goes into the conversation (read-only).
     ``done`` says the final chunk arrived; ``done_reason`` is what it said
     (``"stop"``, ``"length"``, ...). ``problem`` names the first malformed chunk,
     if any: a turn with a problem is never dispatched.
@@ -61,20 +67,22 @@ class TurnAssembler:
         if self.problem is None:
             self.problem = _problem_with(chunk, self.chunks, self.done)
             if self.problem is None:
-                return self._fold(chunk) or ""
+                try:
+                    return self._fold(chunk) or ""
+                except TooDeep as exc:
+                    self.problem = f"chunk {self.chunks}: a tool call is {exc}"
         return ""
 
     def _fold(self, chunk: dict) -> str:
         message = chunk["message"]
+        calls = freeze(message.get("tool_calls") or [], MAX_CALL_DEPTH)  # first: it may refuse
         text = message.get("content")
         if text:
             self.content.append(text)
         thinking = message.get("thinking")
         if thinking:
             self.thinking.append(thinking)
-        calls = message.get("tool_calls")
-        if calls:
-            self.tool_calls.extend(copy.deepcopy(calls))
+        self.tool_calls.extend(calls)
         if chunk.get("done"):
             self.done = True
             self.done_reason = chunk.get("done_reason")
@@ -85,8 +93,8 @@ class TurnAssembler:
         if self.thinking:
             message["thinking"] = "".join(self.thinking)
         if self.tool_calls:
-            message["tool_calls"] = copy.deepcopy(self.tool_calls)
-        return Turn(message, self.done, self.done_reason, self.problem, self.chunks)
+            message["tool_calls"] = FrozenList(self.tool_calls)  # its calls are frozen already
+        return Turn(FrozenDict(message), self.done, self.done_reason, self.problem, self.chunks)
 
 
 def assemble_turn(chunks) -> Turn:
@@ -126,6 +134,10 @@ def _problem_with(chunk, number: int, after_done: bool) -> str | None:
             name = function.get("name") if isinstance(function, dict) else None
             if not isinstance(name, str) or not name:
                 return f"chunk {number}: tool call {index} has no function name"
+            arguments = function.get("arguments")
+            if not isinstance(arguments, dict):
+                return (f"chunk {number}: the arguments of tool call {index} ({name[:100]!r}) are "
+                        f"{_kind(arguments)}, not a JSON object")
     done = chunk.get("done", False)
     if done is not True and done is not False:
         return f"chunk {number}: 'done' is {done!r}, not true or false"
@@ -135,3 +147,12 @@ def _problem_with(chunk, number: int, after_done: bool) -> str | None:
     if "error" in chunk:
         return f"chunk {number} is an error from the server: {chunk['error']}"
     return None
+
+
+def _kind(value) -> str:
+    """How a JSON value that should have been an object looks, in a few words."""
+    if value is None:
+        return "missing or null"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"

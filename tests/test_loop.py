@@ -66,11 +66,13 @@ def test_a_tool_error_becomes_a_result_the_model_sees_and_the_loop_goes_on():
     assert stop_of(events)["reason"] == "assistant_finished"
 
 
-def test_non_object_arguments_become_an_error_result():
+def test_non_object_arguments_make_the_turn_malformed_and_run_nothing():
+    """Ollama always sends an object: anything else is malformed data, not a tool error."""
+    tools = FakeTools()
     odd = {"function": {"name": "echo", "arguments": '{"path": "x"}'}}
-    chat = ListChat(tool_turn(odd), final_text_turn("ok"))
-    run(chat)
-    assert "error" in json.loads(chat.requests[1][-1]["content"])
+    stop = stop_of(run(ListChat(tool_turn(odd), final_text_turn("ok")), tools))
+    assert stop["reason"] == "malformed_model_turn" and "not a JSON object" in stop["detail"]
+    assert tools.calls == []
 
 
 def test_empty_reply_stops_with_empty_response():

@@ -1,6 +1,10 @@
+import copy
+
+import pytest
 from conftest import call, chunk
 
 from labkit import assemble_turn
+from labkit.turns import MAX_CALL_DEPTH
 
 
 def test_text_and_thinking_are_joined_in_order_across_chunks():
@@ -51,8 +55,31 @@ def test_malformed_chunks_are_named_and_stop_folding():
         assert "ignored" not in turn.message["content"]
 
 
-def test_arguments_given_as_a_json_string_are_assembled_as_sent():
-    """The tools refuse them later; the assembler does not rewrite what the model said."""
-    odd = {"function": {"name": "read_file", "arguments": '{"path": "x"}'}}
+@pytest.mark.parametrize("arguments, kind", [('{"path": "x"}', "a string"), (["x"], "a list"),
+                                             (None, "missing or null"), (7, "a int")])
+def test_arguments_that_are_not_an_object_make_the_turn_malformed(arguments, kind):
+    """Ollama always sends an object; the assembler neither parses nor repairs anything else."""
+    odd = {"function": {"name": "read_file", "arguments": arguments}}
     turn = assemble_turn([chunk(tool_calls=[odd]), chunk(done=True)])
-    assert turn.problem is None and turn.tool_calls == [odd]
+    assert turn.problem == (f"chunk 1: the arguments of tool call 0 ('read_file') are {kind}, "
+                            "not a JSON object")
+    assert not turn.may_dispatch
+
+
+def test_a_turn_gives_a_read_only_message_that_equals_the_plain_one():
+    turn = assemble_turn([chunk("hi", tool_calls=[call("read_file", path="x")]), chunk(done=True)])
+    assert turn.message == {"role": "assistant", "content": "hi",
+                            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "x"}}}]}
+    with pytest.raises(TypeError, match="edit a copy"):
+        turn.message["tool_calls"][0]["function"]["arguments"]["path"] = "../x"
+    mine = copy.deepcopy(turn.message)  # an ordinary dict, to edit freely
+    mine["tool_calls"][0]["function"]["arguments"]["path"] = "y"
+    assert turn.tool_calls[0]["function"]["arguments"] == {"path": "x"}
+
+
+def test_a_tool_call_nested_too_deeply_makes_the_turn_malformed():
+    deep = []
+    for _ in range(MAX_CALL_DEPTH):
+        deep = [deep]
+    turn = assemble_turn([chunk(tool_calls=[call("read_file", path=deep)]), chunk(done=True)])
+    assert turn.problem == f"chunk 1: a tool call is nested more than {MAX_CALL_DEPTH} levels deep"

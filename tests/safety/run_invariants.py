@@ -155,7 +155,7 @@ def assert_run_invariants(events: list, chat: RecordingChat, tools: RecordingToo
             continue
         assert finished_cleanly(request), f"turn {number} ran tools from a stream that did not finish cleanly"
         calls = requested_calls(request)
-        assert ran == [(c["function"]["name"], c["function"].get("arguments", {})) for c in calls]
+        assert ran == [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
         sent = request.messages
         assert after[:len(sent)] == sent, f"the conversation before turn {number} was rewritten"
         assistant = after[len(sent)]

@@ -48,9 +48,8 @@ tool_names = st.sampled_from(["echo", "refuse", "read_file", "__init__", "invoke
 
 tool_calls = st.fixed_dictionaries(
     {"function": st.fixed_dictionaries(
-        {"name": tool_names},
-        optional={"arguments": st.dictionaries(st.text(max_size=6), json_values, max_size=3)
-                  | json_values})},
+        {"name": tool_names,
+         "arguments": st.dictionaries(st.text(max_size=6), json_values, max_size=3)})},
     optional={"id": st.text(max_size=6), "type": st.just("function")})
 
 messages = st.fixed_dictionaries(
@@ -84,6 +83,10 @@ def _with_message(**changes):
 calls_without_a_name = st.sampled_from([
     {"function": {}}, {"function": {"name": ""}}, {"function": {"name": 5}},
     {"function": "echo"}, {"name": "echo"}, "echo", None])
+#: Ollama always sends an object; a string (even one holding JSON), a list or null is malformed.
+calls_without_object_arguments = st.builds(
+    lambda name, arguments: {"function": {"name": name, "arguments": arguments}}, tool_names,
+    json_values.filter(lambda value: not isinstance(value, dict)) | st.just('{"path": "x"}'))
 
 malformed_chunks = st.one_of(
     st.none() | st.integers() | st.text(max_size=8) | st.lists(st.integers(), max_size=2),
@@ -96,6 +99,7 @@ malformed_chunks = st.one_of(
     _with_message(tool_calls=st.integers() | st.booleans() | st.text(max_size=5)
                   | st.dictionaries(st.text(max_size=3), json_values, max_size=2)),
     _with_message(tool_calls=st.lists(calls_without_a_name, min_size=1, max_size=2)),
+    _with_message(tool_calls=st.lists(calls_without_object_arguments, min_size=1, max_size=2)),
     _with(well_formed_chunks(done=False), done=st.sampled_from(["true", 1, 0, None, [], "false"])),
     _with(well_formed_chunks(done=True), done_reason=not_texts),
 )

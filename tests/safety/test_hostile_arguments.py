@@ -8,13 +8,16 @@ the sentinel's text. Each call counts as one hostile argument in the safety summ
 """
 
 import os
+import subprocess
+import sys
 
 import pytest
-from confinement import assert_nothing_secret, unchanged, workspace
+from confinement import assert_nothing_secret, needs_proc, unchanged, workspace
 from conftest import ListChat, call, final_text_turn, tool_turn
 
 from labkit import agent_events, call_tool, run_checks
 from labkit.scripted import NEW_LINE, OLD_LINE
+from labkit.sample import TEST_FILE
 from labkit.tools import MAX_FILE_BYTES
 
 TEN_MB = 10 * 2**20
@@ -228,3 +231,65 @@ def test_a_source_file_that_is_not_utf8_is_read_with_replacements_and_not_edited
     assert "\ufffd" in attempt("read_file", {"path": "path_rules.py"})["content"]
     result = attempt("replace_text", {"old": OLD_LINE, "new": NEW_LINE})
     assert "can't decode byte 0xff" in result["error"]
+
+
+def test_a_symlink_loop_planted_as_the_source_is_a_tool_error(ws, attempt):
+    source = ws.copy / "path_rules.py"
+    source.unlink()
+    source.symlink_to("path_rules.py")  # points at itself: resolving it never ends
+    for name, arguments in (("read_file", {"path": "path_rules.py"}),
+                            ("replace_text", {"old": OLD_LINE, "new": NEW_LINE})):
+        assert "not a regular file inside" in attempt(name, arguments)["error"]
+
+
+def test_a_symlink_loop_through_the_tests_folder_is_a_tool_error(ws, attempt):
+    tests = ws.copy / "tests"
+    tests.rename(ws.copy / "tests-moved")
+    tests.symlink_to("tests")
+    assert "not a regular file inside" in attempt("read_file", {"path": TEST_FILE})["error"]
+
+
+def test_a_symlink_loop_stops_the_loop_with_a_named_reason(ws, safety_tally):
+    safety_tally["hostile tool arguments"] += 1
+    (ws.copy / "path_rules.py").unlink()
+    (ws.copy / "path_rules.py").symlink_to("path_rules.py")
+    chat = ListChat(tool_turn(call("read_file", path="path_rules.py")), final_text_turn("stuck"))
+    events = list(agent_events(chat, ws.tools, "repair it"))
+    assert "error" in next(e for e in events if e["type"] == "tool_result")["result"]
+    assert events[-1]["type"] == "stopped" and events[-1]["reason"] == "assistant_finished"
+
+
+SPARSE_READ = """
+import resource, sys
+from labkit import RepoTools, call_tool
+tools = RepoTools(sys.argv[1])
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+limit = size + 256 * 2**20  # a read of the whole file would need 4 GiB more than this
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+result = call_tool(tools, "read_file", {"path": "path_rules.py"})
+print(len(result["content"]), result["content"][-60:])
+"""
+
+
+@needs_proc
+def test_a_sparse_4_gib_source_file_is_read_within_bounded_memory(ws, safety_tally):
+    """Run in a child with its address space capped 256 MB above its size at start."""
+    safety_tally["hostile tool arguments"] += 1
+    with open(ws.copy / "path_rules.py", "r+b") as file:
+        file.truncate(4 * 2**30)  # 4 GiB that take no disk
+    run = subprocess.run([sys.executable, "-c", SPARSE_READ, str(ws.copy)], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-600:]
+    assert f"file cut at {MAX_FILE_BYTES} of {4 * 2**30} bytes" in run.stdout
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("x" * 100_000, {}),
+    ("read_file", {"k" * 100_000: "path_rules.py"}),
+    ("read_file", {"path": "path_rules.py", **{f"key{n}": "v" for n in range(10_000)}}),
+    ("replace_text", {"old": 1, "new": "x", "o" * 100_000: 2}),
+    ("read_file", {"p" * 100_000: 7}),
+])
+def test_error_texts_cut_long_names_and_keys(attempt, name, arguments):
+    assert len(attempt(name, arguments)["error"]) < 600

@@ -9,8 +9,10 @@ generated edits of a recording are either refused or replay within the run invar
 
 import copy
 import json
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +21,7 @@ from run_invariants import RecordingChat, RecordingTools, assert_run_invariants,
 from strategies import json_values
 
 from labkit import RecordingError, ReplayModel, cli, load_recording
-from labkit.recording import MAX_BYTES
+from labkit.recording import MAX_BYTES, MAX_NESTING
 from labkit.sample import PROJECT_DIR
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
@@ -37,6 +39,21 @@ def edited(edit):
 def raw(data: bytes):
     """A fault written as bytes."""
     return lambda path: path.write_bytes(data)
+
+
+def nested(depth):
+    """A JSON value nested ``depth`` lists deep."""
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def named_pipe(path):
+    """A FIFO with no writer: opening it to read waits for one. A timer opens it after 10 s,
+    so a reader that blocked gets an empty file and the test fails instead of hanging."""
+    os.mkfifo(path)
+    threading.Timer(10, lambda: os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))).start()
 
 
 def huge_but_valid(path):
@@ -74,8 +91,26 @@ FAULTS = {
     "ollama named as source, no model": (edited(lambda r: r["provenance"].update(source="ollama")),
                                          "must name its model"),
     "an unknown stop reason": (edited(lambda r: r["stop"].update(reason="bored")), "stop reason"),
-    "a folder": (lambda path: path.mkdir(), "cannot be read"),
+    "an arrival time of Infinity": (edited(lambda r: r["turns"][0]["chunks"][0].update(
+        at=float("inf"))), "not a finite number"),
+    "an arrival time of NaN": (edited(lambda r: r["turns"][1]["chunks"][2].update(
+        at=float("nan"))), "not a finite number"),
+    "Infinity deep in a chunk": (edited(lambda r: r["turns"][0]["chunks"][0]["chunk"].update(
+        eval_duration=float("-inf"))), "not a finite number"),
+    "a format version of true": (edited(lambda r: r.update(version=True)), "format version True"),
+    "a format version of 1.0": (edited(lambda r: r.update(version=1.0)), "format version 1.0"),
+    "a chunk nested 600 deep": (edited(lambda r: r["turns"][1]["chunks"][0]["chunk"].update(
+        deep=nested(600))), f"nested more than {MAX_NESTING} levels deep"),
+    "tool arguments nested 200 deep": (edited(lambda r: next(
+        e["chunk"]["message"]["tool_calls"][0]["function"]["arguments"]
+        for e in r["turns"][0]["chunks"] if e["chunk"]["message"].get("tool_calls")).update(
+        path=nested(200))), f"nested more than {MAX_NESTING} levels deep"),
+    "a named pipe": (named_pipe, "not a regular file"),
+    "a folder": (lambda path: path.mkdir(), "not a regular file"),
     "no file at all": (lambda path: None, "cannot be read"),
+    "a symlink to a named pipe": (lambda path: (named_pipe(path.with_suffix(".fifo")),
+                                                path.symlink_to(path.with_suffix(".fifo"))),
+                                  "not a regular file"),
 }
 
 

@@ -159,3 +159,63 @@ def test_a_test_cannot_see_the_parents_secrets(monkeypatch, safety_tally):
     assert set(seen) <= {*PASSED_THROUGH, *FIXED_ENV, RUN_MARKER, *pytest_own}
     for value in SECRETS.values():
         assert value not in json.dumps(seen) and value not in result["output"]
+
+
+#: Processes that survived the sweep before it looked past the main thread and kept going.
+#: Each beats (writes a byte to a file) while it lives, and gives up by itself after 30 s,
+#: so a test that fails still leaves nothing behind for long.
+STUBBORN = {
+    "a daemon whose main thread exited while another thread lives": """
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                import ctypes, threading
+                def beat():
+                    with open("survivor.beats", "ab", buffering=0) as beats:
+                        for _ in range(600):
+                            beats.write(b".")
+                            time.sleep(0.05)
+                    os._exit(0)
+                threading.Thread(target=beat).start()
+                ctypes.CDLL(None).pthread_exit(None)  # the main thread ends; the process lives
+            os._exit(0)
+        time.sleep(0.3)
+    """,
+    "a process that keeps forking new pids (each parent exits)": """
+        if os.fork() == 0:
+            os.setsid()
+            start = time.monotonic()
+            with open("survivor.beats", "ab", buffering=0) as beats:
+                while time.monotonic() - start < 30:
+                    if os.fork():
+                        os._exit(0)
+                    beats.write(b".")
+                    time.sleep(0.002)
+            os._exit(0)
+        time.sleep(0.3)
+    """,
+}
+
+
+def still_beating(copy, *, quiet=1.0) -> bool:
+    """True if something still writes to survivor.beats: its size grows within ``quiet`` s."""
+    beats = copy / "survivor.beats"
+    before = beats.stat().st_size
+    time.sleep(quiet)
+    return beats.stat().st_size != before
+
+
+@needs_proc
+@pytest.mark.parametrize("stubborn", STUBBORN)
+def test_no_stubborn_process_outlives_the_test_run(stubborn, safety_tally, safety_notes):
+    with workspace() as ws:
+        plant(ws.copy, STUBBORN[stubborn])
+        result, seconds = timed_run_tests(ws)
+        safety_tally["test-run faults injected"] += 1
+        safety_notes.append(f"test run leaving {stubborn}: returned after {seconds:.1f} s")
+        assert (ws.copy / "survivor.beats").exists(), "the planted process did not get to start"
+        assert seconds < HANG and not result["timed_out"]
+        alive = still_beating(ws.copy)
+        if alive:  # let it give up by itself before the copy goes away
+            time.sleep(31)
+        assert not alive, f"{stubborn} outlived the test run"
