@@ -3,11 +3,16 @@
 The model names a tool and gives JSON arguments; ``RepoTools.invoke`` is the only
 way in. It refuses unknown names and malformed arguments with ``ValueError`` or
 ``TypeError`` (the loop turns those into ``{"error": ...}`` results the model can
-read), and no argument can reach a file other than the two it allows.
+read), and no argument can reach a file other than the two it allows: each file is
+opened one folder at a time from ``/`` without following any link, so a planted
+symlink, a symlink loop or a named pipe is refused as a tool error, never raised.
+Reads are bounded: at most one byte past the cap is ever read.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from .atomic import write_atomically
@@ -87,7 +92,8 @@ class RepoTools:
         """Run the tool called ``name`` with a dict of ``arguments`` and return its result."""
         handler = self._handlers.get(name) if isinstance(name, str) else None
         if handler is None:
-            raise ValueError(f"unknown tool {name!r}; the tools are: {', '.join(self._handlers)}")
+            raise ValueError(f"unknown tool {_shown(name)}; the tools are: "
+                             f"{', '.join(self._handlers)}")
         if not isinstance(arguments, dict):
             raise TypeError(f"arguments for {name} must be a JSON object, "
                             f"not {type(arguments).__name__}")
@@ -95,11 +101,10 @@ class RepoTools:
         return handler(**arguments)
 
     def read_file(self, path):
-        file = self._confined(path, allowed=READABLE)
-        data = file.read_bytes()
+        data, info = self._read(path, allowed=READABLE)
         text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
-        if len(data) > MAX_FILE_BYTES:
-            text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {len(data)} bytes]"
+        if info.st_size > MAX_FILE_BYTES:
+            text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {info.st_size} bytes]"
         return {"path": path, "content": text}
 
     def replace_text(self, old, new):
@@ -108,8 +113,11 @@ class RepoTools:
         if len(new) > MAX_FILE_BYTES:
             raise ValueError(f"'new' is {len(new)} characters; an edit may be at most "
                              f"{MAX_FILE_BYTES}")
-        file = self._confined(SOURCE_FILE, allowed=(SOURCE_FILE,))
-        text = file.read_text(encoding="utf-8")
+        data, info = self._read(SOURCE_FILE, allowed=(SOURCE_FILE,))
+        if info.st_size > MAX_FILE_BYTES:
+            raise ValueError(f"{SOURCE_FILE} is {info.st_size} bytes, more than the {MAX_FILE_BYTES} "
+                             "an edit may work on; it is not the sample's file any more")
+        text = data.decode("utf-8")
         found = text.count(old)
         if found != 1:
             where = "does not occur" if found == 0 else f"occurs {found} times"
@@ -117,24 +125,65 @@ class RepoTools:
                              "Read the file again and copy the exact text, with more "
                              "surrounding lines if needed.")
         # atomic, through a fresh temporary file; an edit keeps the file's permissions
-        write_atomically(file, text.replace(old, new, 1).encode("utf-8"),
-                         mode=file.stat().st_mode & 0o777)
+        write_atomically(self.root / SOURCE_FILE, text.replace(old, new, 1).encode("utf-8"),
+                         mode=info.st_mode & 0o777)
         return {"path": SOURCE_FILE, "replaced": 1}
 
     def run_tests(self):
         run = run_pytest(self.root, timeout=self.test_timeout, tail_bytes=MAX_TEST_OUTPUT)
         return {"exit_code": run.exit_code, "timed_out": run.timed_out, "output": run.output}
 
-    def _confined(self, path, *, allowed) -> Path:
-        """Resolve an allowed relative path, refusing anything that leads out of the copy."""
+    def _read(self, path, *, allowed) -> tuple[bytes, os.stat_result]:
+        """At most ``MAX_FILE_BYTES + 1`` bytes of an allowed file, and its ``stat``.
+
+        Any way the file fails to be a regular, single-linked file inside the copy (a
+        link, a loop of links, a pipe, a folder, gone) is an ``OSError`` the model reads.
+        """
         if path not in allowed:
-            raise ValueError(f"path {str(path)[:200]!r} is not allowed; use one of: "
+            raise ValueError(f"path {_shown(path)} is not allowed; use one of: "
                              f"{', '.join(allowed)}")
-        file = self.root / path
-        if file.resolve() != file or not file.is_file() or file.stat().st_nlink > 1:
-            raise OSError(f"{path} is not a regular file inside the repository copy "
+        refusal = OSError(f"{path} is not a regular file inside the repository copy "
                           "(it is missing, or a link)")
-        return file
+        try:
+            fd = _open_without_links(self.root / path)
+        except (OSError, RuntimeError, ValueError):  # ELOOP, ENOENT, ENOTDIR, a symlink loop...
+            raise refusal from None
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                raise refusal
+            return file.read(MAX_FILE_BYTES + 1), info
+
+
+def _open_without_links(file: Path) -> int:
+    """Open ``file`` for reading, refusing a symlink anywhere on its path.
+
+    Each folder is opened relative to the one before with ``O_NOFOLLOW``, so no link
+    is followed and nothing can be swapped between the check and the open. The file
+    itself is opened non-blocking: a named pipe there makes ``open`` return at once.
+    Where the system lacks this (Windows), the resolved path must equal the given one.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if os.open not in os.supports_dir_fd or not getattr(os, "O_NOFOLLOW", 0):
+        if file.resolve() != file:
+            raise OSError("a link on the way")
+        return os.open(file, flags | getattr(os, "O_BINARY", 0))
+    *folders, name = file.parts
+    fd = os.open(folders[0], flags | os.O_DIRECTORY)
+    try:
+        for folder in folders[1:]:
+            inner = os.open(folder, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(name, flags | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _shown(value, limit: int = 200) -> str:
+    """``repr(value)``, cut to ``limit`` characters: an error text never echoes 100 kB back."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _check_arguments(name: str, arguments: dict) -> None:
@@ -143,10 +192,10 @@ def _check_arguments(name: str, arguments: dict) -> None:
     extra = set(arguments) - expected
     missing = set(parameters.get("required", [])) - set(arguments)
     if extra or missing:
-        problems = [f"unexpected {sorted(extra)}" if extra else "",
+        problems = [f"unexpected {_shown(sorted(extra))}" if extra else "",
                     f"missing {sorted(missing)}" if missing else ""]
         raise TypeError(f"{name} takes {sorted(expected) or 'no arguments'}: "
                         + "; ".join(p for p in problems if p))
     for key, value in arguments.items():
         if not isinstance(value, str):
-            raise TypeError(f"{name}: '{key}' must be a string, not {type(value).__name__}")
+            raise TypeError(f"{name}: {_shown(key)} must be a string, not {type(value).__name__}")

@@ -293,3 +293,10 @@ def test_a_sparse_4_gib_source_file_is_read_within_bounded_memory(ws, safety_tal
 ])
 def test_error_texts_cut_long_names_and_keys(attempt, name, arguments):
     assert len(attempt(name, arguments)["error"]) < 600
+
+
+def test_a_source_file_larger_than_an_edit_may_handle_is_refused_unread(ws, attempt):
+    with open(ws.copy / "path_rules.py", "r+b") as file:
+        file.truncate(4 * 2**30)  # sparse: read whole, it would need 4 GiB of memory
+    result = attempt("replace_text", {"old": "x", "new": "y"})
+    assert f"is {4 * 2**30} bytes, more than the {MAX_FILE_BYTES}" in result["error"]
