@@ -295,8 +295,13 @@ def test_error_texts_cut_long_names_and_keys(attempt, name, arguments):
     assert len(attempt(name, arguments)["error"]) < 600
 
 
-def test_a_source_file_larger_than_an_edit_may_handle_is_refused_unread(ws, attempt):
-    with open(ws.copy / "path_rules.py", "r+b") as file:
+def test_a_source_file_larger_than_an_edit_may_handle_is_refused_unread(ws, safety_tally):
+    safety_tally["hostile tool arguments"] += 1
+    source = ws.copy / "path_rules.py"
+    with open(source, "r+b") as file:
         file.truncate(4 * 2**30)  # sparse: read whole, it would need 4 GiB of memory
-    result = attempt("replace_text", {"old": "x", "new": "y"})
+    before = source.stat()
+    with unchanged(ws.outside):  # (the copy is not snapshot: that would read the 4 GiB)
+        result = call_tool(ws.tools, "replace_text", {"old": "x", "new": "y"})
     assert f"is {4 * 2**30} bytes, more than the {MAX_FILE_BYTES}" in result["error"]
+    assert source.stat().st_mtime_ns == before.st_mtime_ns and source.stat().st_ino == before.st_ino
