@@ -3,18 +3,19 @@
 Used by both the ``run_tests`` tool (the model's view) and ``run_checks`` (the
 independent check). Only the tail of the output is kept, however much the tests print.
 
-When the run ends (or times out) everything it started is killed: its process group,
-and, on systems with ``/proc``, every process still carrying this run's marker in its
-environment, which catches children that left the group with ``setsid()`` or a double
-fork. A process that also clears its environment escapes (see SECURITY.md), but even
-then the harness returns on time: it never waits for the output pipe to close.
+When the run ends (or times out) everything it started is killed. On Linux pytest runs
+under ``reaper.py``, a child subreaper: every process the tests start stays beneath it,
+even one that leaves the process group, double-forks, keeps forking or clears its
+environment, and the reaper kills them all before it exits (see its docstring for why
+this cannot be outrun). Elsewhere, and as a second net, the run's process group is
+killed. Either way the harness returns on time: it never waits for the output pipe to
+close.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -23,12 +24,16 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from .reaper import CLEANUP_SECONDS
+
 #: The only variables the child inherits; everything else (API keys, tokens) stays behind.
 PASSED_THROUGH = ("PATH", "LANG", "SYSTEMROOT")
 FIXED_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
-#: Set to a fresh random value for each run, so its processes can be found and stopped.
-RUN_MARKER = "LABKIT_TEST_RUN"
+#: Where a child subreaper exists (Linux), pytest runs under ours; -I keeps the copy's
+#: files (the model's) off its import path.
+REAPER = ([sys.executable, "-I", str(Path(__file__).with_name("reaper.py"))]
+          if sys.platform.startswith("linux") else [])
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,8 @@ def run_pytest(root: Path, *, timeout: float = 30.0, tail_bytes: int = 8000) -> 
     """Run pytest in ``root`` and return its exit code and the last ``tail_bytes`` of output."""
     group = {"start_new_session": True} if os.name == "posix" else {
         "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    marker = secrets.token_hex(8)
     process = subprocess.Popen(
-        COMMAND, cwd=root, env={**child_environment(), RUN_MARKER: marker},
+        REAPER + COMMAND, cwd=root, env=child_environment(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **group)
     tail = deque()
     reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True)
@@ -59,9 +63,9 @@ def run_pytest(root: Path, *, timeout: float = 30.0, tail_bytes: int = 8000) -> 
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
+        _stop_reaper(process)
     finally:
-        _kill_group(process)  # also ends children a finished run left behind
-        _kill_marked(marker)  # and those that left the group
+        _kill_group(process)  # what the reaper could not end, or all there is without one
         process.wait()
         reader.join(timeout=5)
     output = without_durations(b"".join(tail.copy())[-tail_bytes:].decode("utf-8", errors="replace"))
@@ -105,34 +109,11 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-def _kill_marked(marker: str) -> None:
-    """Kill every process whose environment carries this run's marker (Linux: via /proc).
-
-    A child that left the process group still inherited the environment. Looks again
-    after each round, since a process may have forked meanwhile; gives up after a few.
-    """
-    wanted = f"{RUN_MARKER}={marker}".encode()
-    for _ in range(10):
-        found = [pid for pid in _process_ids() if wanted in _environment_of(pid)]
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-
-
-def _process_ids() -> list:
-    try:
-        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:  # no /proc (macOS, Windows): the process group is all we can reach
-        return []
-
-
-def _environment_of(pid: int) -> list:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as file:
-            return file.read().split(b"\0")
-    except OSError:  # gone, or not ours
-        return []
+def _stop_reaper(process: subprocess.Popen) -> None:
+    """Ask the reaper to kill everything beneath it, and give it the time it takes."""
+    if REAPER:
+        process.terminate()
+        try:
+            process.wait(timeout=CLEANUP_SECONDS + 2)
+        except subprocess.TimeoutExpired:
+            pass
