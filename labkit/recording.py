@@ -4,12 +4,18 @@ A recording holds its provenance (who or what produced it), the task and budget,
 the independent test results and test-file hashes before and after, each turn's
 request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events and stop. ``load_recording`` refuses a file that is not one, naming
-the file and the problem; ``save_recording`` writes atomically.
+the file and the problem, before anything runs: not a regular file (a named pipe is
+never waited on), too big, not UTF-8 JSON, nested more than ``MAX_NESTING`` levels,
+a number that is not finite, or a structure that does not hold. ``save_recording``
+writes atomically.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from pathlib import Path
 
 from .atomic import write_atomically
@@ -20,6 +26,9 @@ FORMAT = "labkit-recording"
 VERSION = 1
 SOURCES = ("scripted", "ollama")
 MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
+#: Levels of nesting a recording may have; the course's need 11, and a replay copies
+#: its chunks, so a deeper one could fail half-way through instead of being refused here.
+MAX_NESTING = 64
 
 
 class RecordingError(ValueError):
@@ -40,11 +49,19 @@ def load_recording(path) -> dict:
 
 def _read_json(path: Path):
     """The JSON value in ``path``, read at most ``MAX_BYTES``; RecordingError if there is none."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_BYTES + 1)
+    try:  # non-blocking, so that a named pipe with no writer does not stall the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordingError(f"{path}: not a regular file (a folder, a pipe or a device); "
+                             "a recording is a JSON file")
+    with os.fdopen(fd, "rb") as file:
+        try:
+            data = file.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not data.strip():
         raise RecordingError(f"{path}: the file is empty")
     if len(data) > MAX_BYTES:
@@ -57,6 +74,8 @@ def _read_json(path: Path):
                              f"{exc.start}); a recording is a JSON file") from None
     except json.JSONDecodeError as exc:
         raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise RecordingError(f"{path}: holds a value JSON cannot give back ({exc})") from None
     except RecursionError:
         raise RecordingError(f"{path}: its JSON is nested too deeply to be a recording") from None
 
@@ -83,9 +102,13 @@ def recording_problem(recording) -> str | None:
     """Say what makes ``recording`` unusable, or return None. Pure: reads nothing."""
     if not isinstance(recording, dict):
         return "the top level is not a JSON object"
+    problem = _value_problem(recording)
+    if problem:
+        return problem
     if recording.get("format") != FORMAT:
         return f"'format' is {recording.get('format')!r}, expected {FORMAT!r}"
-    if recording.get("version") != VERSION:
+    version = recording.get("version")
+    if not _is_int(version) or version != VERSION:
         return (f"format version {recording.get('version')!r}; this labkit reads version "
                 f"{VERSION}: re-record it or update labkit")
     for key, kind in (("provenance", dict), ("task", str), ("max_turns", int),
@@ -93,12 +116,34 @@ def recording_problem(recording) -> str | None:
                       ("events", list), ("stop", dict)):
         if not isinstance(recording.get(key), kind):
             return f"'{key}' is missing or not a {kind.__name__}"
-    if isinstance(recording["max_turns"], bool) or recording["max_turns"] < 1:
+    if not _is_int(recording["max_turns"]) or recording["max_turns"] < 1:
         return f"'max_turns' is {recording['max_turns']!r}; it must be a positive integer"
     return (_provenance_problem(recording["provenance"])
             or _checks_problem(recording)
             or _turns_problem(recording["turns"])
             or _events_problem(recording))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # True is an int in Python
+
+
+def _value_problem(value) -> str | None:
+    """Nesting deeper than ``MAX_NESTING``, or a number that is not finite (``NaN``,
+    ``Infinity``: Python's json reads them, JSON has no such thing). Walks without
+    recursion, so no value is too deep to be judged."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                return (f"it is nested more than {MAX_NESTING} levels deep; the course's "
+                        "recordings need 11")
+            pending.extend((child, depth + 1) for child in (
+                item.values() if isinstance(item, dict) else item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"it holds {item!r}, not a finite number; JSON has no such value"
+    return None
 
 
 def _provenance_problem(provenance: dict) -> str | None:
@@ -119,7 +164,7 @@ def _checks_problem(recording: dict) -> str | None:
             return f"test_file_sha256.{when} is not a sha256 hex digest"
         result = recording["checks"].get(when)
         if not isinstance(result, dict) or not all(
-                isinstance(result.get(key), int) for key in ("exit_code", "passed", "failed")):
+                _is_int(result.get(key)) for key in ("exit_code", "passed", "failed")):
             return f"checks.{when} needs integer exit_code, passed and failed"
     return None
 

@@ -21,7 +21,7 @@ from run_invariants import RecordingChat, RecordingTools, assert_run_invariants,
 from strategies import json_values
 
 from labkit import RecordingError, ReplayModel, cli, load_recording
-from labkit.recording import MAX_BYTES, MAX_NESTING
+from labkit.recording import MAX_BYTES, MAX_NESTING, recording_problem, save_recording
 from labkit.sample import PROJECT_DIR
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
@@ -105,6 +105,9 @@ FAULTS = {
         e["chunk"]["message"]["tool_calls"][0]["function"]["arguments"]
         for e in r["turns"][0]["chunks"] if e["chunk"]["message"].get("tool_calls")).update(
         path=nested(200))), f"nested more than {MAX_NESTING} levels deep"),
+    "an integer of 5000 digits": (raw(REPAIR.read_bytes().replace(b'"max_turns": 8',
+                                                                  b'"max_turns": ' + b"9" * 5000)),
+                                  "holds a value JSON cannot give back"),
     "a named pipe": (named_pipe, "not a regular file"),
     "a folder": (lambda path: path.mkdir(), "not a regular file"),
     "no file at all": (lambda path: None, "cannot be read"),
@@ -134,6 +137,20 @@ def test_a_bad_recording_is_refused_naming_file_and_problem(fault, tmp_path, cap
     assert out == ""
     assert err.startswith(f"error: {path}: ") and problem in err
     assert len(err) < 600 and err.count("\n") == 1  # one readable line, however big the file
+
+
+@pytest.mark.parametrize("edit", [lambda r: r["turns"][0]["chunks"][0].update(at=float("inf")),
+                                  lambda r: r.update(version=True),
+                                  lambda r: r["events"][0].update(deep=nested(600))])
+def test_a_recording_handed_over_as_a_dict_is_judged_the_same(edit, safety_tally):
+    """What a replay server or save_recording is given never went through a file."""
+    safety_tally["recording faults injected"] += 1
+    recording = json.loads(REPAIR.read_text())
+    edit(recording)
+    assert recording_problem(recording)
+    with pytest.raises(RecordingError, match="refusing to save an invalid recording"):
+        save_recording(recording, REPAIR.with_name("never-written.json"))
+    assert not REPAIR.with_name("never-written.json").exists()
 
 
 def test_the_command_line_refuses_without_a_traceback(tmp_path):
