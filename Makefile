@@ -45,6 +45,7 @@ bench: setup
 	$(BIN)/python bench/assembly.py
 	$(BIN)/python bench/replay_server.py
 	$(BIN)/python bench/widgets.py
+	$(BIN)/python bench/loop_copies.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:
