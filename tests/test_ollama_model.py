@@ -134,8 +134,9 @@ def test_the_loop_closes_a_stream_it_abandons():
     chunks = [chunk("a"), chunk(done=True)] + [chunk("late")] * 1000
     turn = {"request": {"messages": []}, "chunks": [
         {"at": 0.05 * i, "chunk": c} for i, c in enumerate(chunks)]}
-    with serve_recording({"provenance": {"source": "scripted"}, "turns": [turn]},
-                         strict=False, speed=1.0) as server, OllamaModel(host=server.url) as model:
+    paced = {**recording("bounded"), "turns": [turn]}
+    with serve_recording(paced, strict=False, speed=1.0) as server, \
+            OllamaModel(host=server.url) as model:
         stop = run_loop(model, "task")[-1]
         assert stop["reason"] == "malformed_model_turn"
         assert wait_until(lambda: server.open_connections == 0, timeout=10)
