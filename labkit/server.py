@@ -458,6 +458,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Errors http.server finds itself (bad request line, huge headers...), as JSON."""
         if code == 501:
             code = 405  # a method Ollama has no route for
+        self.request_version = "HTTP/1.1"  # so even a request line we could not read gets a status line
         text = message or self.responses.get(code, ("error",))[0]
         self._send_error(code, f"{PREFIX}{text}")
 
