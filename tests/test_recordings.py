@@ -102,3 +102,16 @@ def test_save_is_atomic_and_round_trips(tmp_path):
         save_recording(broken, path)
     assert load_recording(path) == recording  # the good file is still whole
     assert [p.name for p in tmp_path.iterdir()] == ["copy.json"]
+
+
+def test_the_chunk_stepper_shows_the_kept_wire_line_exactly():
+    from labkit import render
+    from labkit.steps import TurnSteps
+
+    turn = load_recording(PROJECT_DIR / "recordings" / "repair.json")["turns"][0]
+    steps = TurnSteps(turn)
+    html = render.chunk_step_html(steps.step(len(steps) - 1))
+    assert steps.step(len(steps) - 1).line == turn["chunks"][-2]["line"]
+    assert "exactly as it came" in html and '"id":"call_' in html
+    unkept = TurnSteps([entry["chunk"] for entry in turn["chunks"]])
+    assert "kept no wire lines" in render.chunk_step_html(unkept.step(1))
