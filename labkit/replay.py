@@ -132,7 +132,7 @@ def _where_different(want, got, path: str):
     if type(want) is not type(got) and not both_numbers:
         return path, _excerpt(want), _excerpt(got)
     if isinstance(want, dict):
-        for key in sorted(set(want) | set(got)):
+        for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
             where = f"{path}.{key}" if path else key
             if key not in want or key not in got:
                 return (where, _excerpt(want[key]) if key in want else "nothing",

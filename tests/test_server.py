@@ -215,3 +215,18 @@ def test_reply_plan_cuts_the_recorded_turn_as_each_fault_says():
     assert reply_plan(turn, Faults(stall_after=1)) == ([0], "stall", None)
     assert reply_plan(turn, Faults(error_after=0, error="x")) == ([], "error", "x")
     assert reply_plan(dict(turn, error="crashed")) == (every, "error", "crashed")
+
+
+def test_a_mismatch_through_the_sdk_stops_as_a_replay_mismatch_not_a_model_failure():
+    import copy
+
+    from labkit import RepoTools, agent_events, sample_copy
+
+    edited = copy.deepcopy(load_recording(REPAIR))
+    edited["turns"][1]["request"]["messages"][3]["content"] = "{}"  # not what read_file returns
+    with serve_recording(edited) as server, OllamaModel(host=server.url) as model, \
+            sample_copy() as root:
+        stop = list(agent_events(model, RepoTools(root), edited["task"]))[-1]
+    assert (stop["reason"], stop["turns"]) == ("model_error", 2)
+    assert stop["detail"].startswith("replay mismatch: the replay server refused the request")
+    assert "message 3 (tool) differs at content, character 1" in stop["error"]
