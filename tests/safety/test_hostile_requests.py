@@ -26,9 +26,18 @@ def exchange(url, data: bytes, *, then=b"") -> tuple[int, dict, bytes]:
         connection.sendall(data)
         if then:
             connection.sendall(then)
-        answer = b""
-        while piece := connection.recv(1 << 16):
-            answer += piece
+        return parse(read_to_the_end(connection))
+
+
+def read_to_the_end(connection) -> bytes:
+    """Everything the server sends until it closes (one recv may return only a part)."""
+    answer = b""
+    while piece := connection.recv(1 << 16):
+        answer += piece
+    return answer
+
+
+def parse(answer: bytes) -> tuple[int, dict, bytes]:
     head, _, body = answer.partition(b"\r\n\r\n")
     return int(head.split()[1]), json.loads(body), head
 
@@ -113,8 +122,7 @@ def test_a_hostile_request_gets_a_4xx_json_error_and_the_server_goes_on(name, se
         with socket.create_connection((host, int(port)), timeout=BOUND) as connection:
             connection.sendall(data)
             connection.shutdown(socket.SHUT_WR)
-            answer = connection.recv(1 << 16)
-        got_status, body = int(answer.split()[1]), json.loads(answer.partition(b"\r\n\r\n")[2])
+            got_status, body, _ = parse(read_to_the_end(connection))
     else:
         got_status, body, _ = exchange(server.url, data)
     assert got_status == status, body
@@ -128,8 +136,7 @@ def test_a_slow_body_is_timed_out_with_408(server, safety_tally):
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=BOUND) as connection:
         connection.sendall(post("/api/chat", b"", Content_Length="100") + b'{"model": ')
-        answer = connection.recv(1 << 16)  # the rest never comes: the server must not wait
-    status, body = int(answer.split()[1]), json.loads(answer.partition(b"\r\n\r\n")[2])
+        status, body, _ = parse(read_to_the_end(connection))  # the rest of the body never comes
     assert status == 408 and "did not arrive within 0.5 s (10 of 100 bytes came)" in body["error"]
     assert server.errors == []
 
