@@ -7,7 +7,7 @@ server in this process, as in a notebook, and in a process of its own, as with
 ``python -m labkit serve``). Then it times each part of the SDK path alone, to
 show where the time goes: the raw HTTP transfer of the lines (the server encodes
 them once, when it starts), and the client's JSON parsing, pydantic validation and
-``model_dump`` of each chunk.
+labkit's own parse of the line it kept off the wire.
 
 The server is not the bottleneck when serving and transfer take much less time
 than the client's own parsing.
@@ -22,19 +22,21 @@ import time
 import httpx
 from ollama import ChatResponse
 
-from labkit import OllamaModel, ReplayModel, serve_recording
+from labkit import OllamaModel, ReplayModel, load_recording, serve_recording
 from labkit.scripted import PlannedTurn, turn_chunks
-from labkit.server import _line
+from labkit.sample import PROJECT_DIR
+from labkit.wire import ollama_line
 
 FRAGMENTS = 20_000
 MESSAGES = [{"role": "user", "content": "bench"}]
 
 
 def long_turn() -> dict:
+    """A valid recording (the bounded one's frame) whose one turn streams 20,000 chunks."""
     chunks = turn_chunks(PlannedTurn(content=" abc" * FRAGMENTS))[-FRAGMENTS - 1:]
-    return {"provenance": {"source": "scripted"},
-            "turns": [{"request": {"messages": MESSAGES},
-                       "chunks": [{"at": at, "chunk": chunk} for at, chunk in chunks]}]}
+    frame = load_recording(PROJECT_DIR / "recordings" / "bounded.json")
+    return {**frame, "turns": [{"request": {"messages": MESSAGES},
+                                "chunks": [{"at": at, "chunk": chunk} for at, chunk in chunks]}]}
 
 
 def best_of(runs, work):
@@ -52,7 +54,7 @@ def count(items) -> int:
 
 
 def raw_lines(url) -> int:
-    body = {"model": "bench", "messages": MESSAGES, "stream": True}
+    body = {"model": "gemma4:e2b", "messages": MESSAGES, "stream": True}
     with httpx.stream("POST", f"{url}/api/chat", json=body, timeout=60) as response:
         return count(response.iter_lines())
 
@@ -66,9 +68,8 @@ def serve_in_child(recording, pipe) -> None:
 def main() -> None:
     recording = long_turn()
     chunks = [entry["chunk"] for entry in recording["turns"][0]["chunks"]]
-    lines = [_line(chunk) for chunk in chunks]
+    lines = [ollama_line(chunk) for chunk in chunks]
     parsed = [json.loads(line) for line in lines]
-    responses = [ChatResponse(**part) for part in parsed]
     rows = [("ReplayModel, in process",
              best_of(5, lambda: count(ReplayModel(recording, strict=False)(MESSAGES, []))))]
 
@@ -89,12 +90,12 @@ def main() -> None:
         process.join()
 
     rows += [
-        ("  server start: encoding the lines (once)", best_of(5, lambda: count(map(_line, chunks)))),
+        ("  server start: encoding the lines (once)", best_of(5, lambda: count(map(ollama_line, chunks)))),
         ("  client: json.loads", best_of(5, lambda: count(map(json.loads, lines)))),
         ("  client: pydantic ChatResponse(**part)",
          best_of(5, lambda: count(ChatResponse(**part) for part in parsed))),
-        ("  client: model_dump(exclude_none=True)",
-         best_of(5, lambda: count(r.model_dump(exclude_none=True) for r in responses))),
+        ("  client: LineTap's copy, parsed again for the loop",
+         best_of(5, lambda: count(map(json.loads, lines)))),
     ]
     print(f"one turn of {len(chunks):,} chunks; each part below is timed alone\n")
     print(f"{'path':<46} {'ms':>6} {'chunks/s':>10}")

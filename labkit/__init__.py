@@ -10,7 +10,7 @@ when first used, so importing them needs no kernel.
 """
 
 from .attempt import run_attempt
-from .lesson import LessonRun, lesson_model, run_lesson
+from .lesson import LessonError, LessonRun, lesson_model, run_lesson
 from .loop import STOP_REASONS, agent_events, call_tool, tool_message
 from .ollama_model import OllamaError, OllamaModel
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
@@ -24,7 +24,7 @@ from .turns import Turn, TurnAssembler, assemble_turn
 
 __all__ = [
     "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "ChunkStepper", "ConversationView",
-    "LessonRun", "OllamaError", "OllamaModel", "RecordingError", "RepoTools", "ReplayError",
+    "LessonError", "LessonRun", "OllamaError", "OllamaModel", "RecordingError", "RepoTools", "ReplayError",
     "ReplayModel", "Turn", "TurnAssembler", "TurnSteps", "agent_events", "assemble_turn",
     "call_tool", "conversation_steps", "lesson_model", "load_recording", "run_attempt",
     "run_checks", "run_lesson", "sample_copy", "save_recording", "serve_recording",

@@ -1,4 +1,9 @@
-"""Capture what a model sends: each request and each raw chunk with its arrival time."""
+"""Capture what a model sends: each request and each raw chunk with its arrival time.
+
+When the ``chat`` can say how each chunk came over the wire (it has a ``wire``
+method, as ``OllamaModel``, ``ReplayModel`` and ``ScriptedChat`` do), the capture
+keeps that NDJSON line beside the chunk, exactly as it was sent.
+"""
 
 from __future__ import annotations
 
@@ -30,13 +35,31 @@ class CapturingChat:
         start = self.clock()
         stream = None
         try:
-            stream = self.chat(messages, tool_schemas)
-            for chunk in stream:
-                turn["chunks"].append({"at": round(self.clock() - start, 6),
-                                       "chunk": copy.deepcopy(chunk)})
+            stream = _with_lines(self.chat, messages, tool_schemas)
+            for chunk, line in stream:
+                entry = {"at": round(self.clock() - start, 6), "chunk": copy.deepcopy(chunk)}
+                if line is not None:
+                    entry["line"] = line
+                turn["chunks"].append(entry)
                 yield chunk
         except Exception as exc:
             turn["error"] = str(exc) or type(exc).__name__  # as the loop reports it
             raise
         finally:
             getattr(stream, "close", lambda: None)()
+
+
+def _with_lines(chat, messages, tool_schemas):
+    """``(chunk, line or None)`` pairs from ``chat``: its own lines when it has a wire."""
+    wire = getattr(chat, "wire", None)
+    if callable(wire):
+        return wire(messages, tool_schemas)
+    return _no_lines(chat(messages, tool_schemas))
+
+
+def _no_lines(stream):
+    try:
+        for chunk in stream:
+            yield chunk, None
+    finally:
+        getattr(stream, "close", lambda: None)()

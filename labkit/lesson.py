@@ -1,4 +1,12 @@
-"""What the notebooks share: the model a lesson's parameters choose, and one recorded run."""
+"""What the notebooks share: the model a lesson's parameters choose, and one recorded run.
+
+In live mode a lesson meets the real world: no server, a wrong host, a model not
+pulled, a model that cannot call tools or think. ``lesson_model`` asks the server
+first and ``run_lesson`` checks how the run ended, so each of those stops the
+lesson at the first cell that talks to the model, with one :class:`LessonError`
+whose text says what to do, rather than a later cell failing on a run that never
+happened.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,7 @@ from .replay import ReplayModel
 from .sample import PROJECT_DIR
 
 RECORDINGS_DIR = PROJECT_DIR / "recordings"
+REPLAY_INSTEAD = 'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
 
 
 def recording_path(name) -> Path:
@@ -20,15 +29,32 @@ def recording_path(name) -> Path:
     return path if path.is_absolute() or path.parent != Path(".") else RECORDINGS_DIR / path
 
 
+class LessonError(RuntimeError):
+    """The lesson cannot go on (in live mode: the model is not usable); the text says what to do."""
+
+    def _render_traceback_(self):
+        """What Jupyter shows for it: the message alone, not a traceback through labkit."""
+        return [f"{type(self).__name__}: {self}"]
+
+
 def lesson_model(mode: str, *, recording, model: str = "gemma4:e2b", host: str | None = None,
                  speed: float | None = None):
-    """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model."""
+    """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model.
+
+    In live mode it first asks the server whether ``model`` is there and can call
+    tools and think; if not, it raises :class:`LessonError` saying what to do.
+    """
     if mode == "replay":
         return ReplayModel(load_recording(recording_path(recording)), speed=speed)
     if mode == "live":
-        from .ollama_model import OllamaModel
+        from .ollama_model import OllamaError, OllamaModel
 
-        return OllamaModel(model, host)
+        try:
+            chat = OllamaModel(model, host)
+            chat.check()
+        except (OllamaError, ValueError) as exc:
+            raise LessonError(f"live mode cannot start: {exc} {REPLAY_INSTEAD}") from None
+        return chat
     raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
 
 
@@ -50,9 +76,18 @@ class LessonRun:
 
 
 def run_lesson(chat, *, max_turns: int = 8, task: str = REPAIR_TASK) -> LessonRun:
-    """Run the repair once on a fresh copy of the sample, with checks before and after."""
+    """Run the repair once on a fresh copy of the sample, with checks before and after.
+
+    A run that ends in ``model_error`` (the server failed, or a replay did not match)
+    raises :class:`LessonError` with the stop's detail: the cells after it study a
+    run, and there is none to study.
+    """
     recording, events = run_attempt(chat, provenance=_provenance(chat), task=task,
                                     max_turns=max_turns)
+    stop = events[-1]
+    if stop["reason"] == "model_error":
+        raise LessonError(f"the run stopped after {stop['turns']} model requests: "
+                          f"{stop['detail']} {REPLAY_INSTEAD}")
     return LessonRun(recording, events)
 
 

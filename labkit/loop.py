@@ -102,7 +102,8 @@ def _run(chat, tools, task, max_turns):
                            "text": text}
         except Exception as exc:  # the model side failed: report it, never crash the caller
             error = str(exc) or type(exc).__name__
-            yield stopped("model_error", turn_number, f"the model call failed: {error}", error=error)
+            what = getattr(exc, "stop_detail", None) or "the model call failed"  # e.g. a replay mismatch
+            yield stopped("model_error", turn_number, f"{what}: {error}", error=error)
             return
         finally:
             _close(stream)

@@ -19,25 +19,36 @@ import httpx
 import ollama
 import pydantic
 
+from .wire import LineTap
+
 DEFAULT_MODEL = "gemma4:e2b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 TIMEOUT = 120.0  # seconds the SDK waits to connect, or for the next piece of a reply
 #: Sampling options: deterministic as far as Ollama allows, and room for the whole task.
 OPTIONS = {"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048}
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
+REPLAY_MISMATCH = "does not match the recording"  # how a labkit replay server refuses a request
 
 
 class OllamaError(RuntimeError):
     """The Ollama server gave no usable reply; the message says why and what to do."""
 
+    def __init__(self, message: str, stop_detail: str | None = None):
+        super().__init__(message)
+        self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
+
 
 class OllamaModel:
-    """Stream chat replies from Ollama as plain dicts shaped like its wire chunks.
+    """Stream chat replies from Ollama as plain dicts: each wire line's JSON object.
 
     ``host`` defaults to ``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``. Each
     request asks for a streamed reply with thinking, unloads the model afterwards
     (``keep_alive=0``) and uses :data:`OPTIONS`. ``timeout`` bounds the wait to
     connect and for each next piece of the reply.
+
+    The SDK parses and checks every line; what the loop gets is the line's own JSON,
+    with every field the server sent (a tool call's ``id`` and ``function.index``,
+    which the SDK's models leave out), copied off the wire by a :class:`LineTap`.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, host: str | None = None, *,
@@ -45,30 +56,60 @@ class OllamaModel:
         self.model = model
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.timeout = timeout
+        self.tap = LineTap()
         try:
-            self.client = ollama.Client(host=self.host, timeout=timeout)
+            self.client = ollama.Client(host=self.host, timeout=timeout, transport=self.tap)
         except ValueError as exc:
             raise ValueError(f"cannot use {self.host!r} as the Ollama address ({exc}); "
                              f"give one like {DEFAULT_HOST}") from None
 
     def __call__(self, messages: list, tool_schemas: list):
         """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
+        return _chunks_only(self.wire(messages, tool_schemas))
+
+    def wire(self, messages: list, tool_schemas: list):
+        """Like calling it, but each item is ``(chunk, line)``: the line exactly as it came."""
         return self._stream(messages, tool_schemas)
 
     def _stream(self, messages, tool_schemas):
         received = 0
-        stream = None
+        stream = copy = None
         try:
             stream = self.client.chat(self.model, messages, tools=tool_schemas, stream=True,
                                       think=True, keep_alive=0, options=OPTIONS)
             for part in stream:
                 received += 1
-                yield part.model_dump(exclude_none=True)
+                if received == 1:
+                    copy = self.tap.take()  # this request's lines, bound as its first arrives
+                line = copy.next_line() if copy else None
+                yield _wire_object(line, part), line
         except SERVER_ERRORS as exc:
-            raise OllamaError(self.explain(exc, received)) from exc
+            mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
+            raise OllamaError(self.explain(exc, received), stop_detail=(
+                "replay mismatch: the replay server refused the request, which differs from "
+                "the recording (not a model failure)" if mismatch else None)) from exc
         finally:
             if stream is not None:
                 stream.close()  # ends the HTTP response, also when the loop abandons it
+
+    def check(self) -> None:
+        """Ask the server, before a run, whether this model can do the course's task.
+
+        Raises :class:`OllamaError` with what to do when the server is not there, the
+        model is not pulled, or it cannot call tools or think; returns None otherwise.
+        """
+        try:
+            shown = self.client.show(self.model)
+        except SERVER_ERRORS as exc:
+            raise OllamaError(self.explain(exc)) from exc
+        capabilities = getattr(shown, "capabilities", None)
+        if capabilities is None:
+            return  # an older Ollama that does not say: the first request will tell
+        if "tools" not in capabilities:
+            raise OllamaError(self._cannot("cannot call tools, which the loop needs"))
+        if "thinking" not in capabilities:
+            raise OllamaError(self._cannot("does not support thinking, and this course asks "
+                                           "for it (think=True)"))
 
     def server_facts(self) -> dict:
         """Ask the server who it is, for a recording's provenance.
@@ -120,15 +161,17 @@ class OllamaModel:
         if received or status == -1:  # an {"error": ...} line inside a streamed reply
             return f"the Ollama server at {self.host} reported an error during the reply: {error}"
         if "does not support thinking" in error:
-            return (f"the model {self.model!r} does not support thinking, and this course asks "
-                    f"for it (think=True): use a model that thinks, e.g. `ollama pull "
-                    f"{DEFAULT_MODEL}` and --model {DEFAULT_MODEL}. (Ollama said: {error})")
+            return (f"{self._cannot('does not support thinking, and this course asks for it (think=True)')} "
+                    f"(Ollama said: {error})")
         if "does not support tools" in error:
-            return (f"the model {self.model!r} cannot call tools, which the loop needs: use a "
-                    f"model that can, e.g. {DEFAULT_MODEL}. (Ollama said: {error})")
+            return f"{self._cannot('cannot call tools, which the loop needs')} (Ollama said: {error})"
         if status == 404 or (error.startswith("model") and "not found" in error):
             return f"{self._missing_model()} (Ollama said: {error})"
         return f"the server at {self.host} answered HTTP {status}: {error}"
+
+    def _cannot(self, what: str) -> str:
+        return (f"the model {self.model!r} {what}: use a model that can, e.g. `ollama pull "
+                f"{DEFAULT_MODEL}`, then MODEL = {DEFAULT_MODEL!r} (or --model {DEFAULT_MODEL})")
 
     def _missing_model(self) -> str:
         return (f"the model {self.model!r} is not on the Ollama server at {self.host}: "
@@ -146,6 +189,26 @@ class OllamaModel:
 
     def __repr__(self):
         return f"OllamaModel(model={self.model!r}, host={self.host!r})"
+
+
+def _wire_object(line: str | None, part) -> dict:
+    """The chunk as the server sent it; the SDK's own reading if the line was not kept."""
+    if line is not None:
+        try:
+            chunk = json.loads(line)
+        except ValueError:
+            chunk = None
+        if isinstance(chunk, dict):
+            return chunk
+    return part.model_dump(exclude_none=True)
+
+
+def _chunks_only(pairs):
+    try:
+        for chunk, _ in pairs:
+            yield chunk
+    finally:
+        pairs.close()
 
 
 #: What talking to a server can raise: the SDK's errors, its HTTP client's, a bad line or chunk.

@@ -23,7 +23,8 @@ from .loop import STOP_REASONS
 from .sample import SAMPLE_DIR, TEST_FILE, file_sha256
 
 FORMAT = "labkit-recording"
-VERSION = 1
+VERSION = 2  # 2: a chunk may keep its NDJSON "line" as it came over the wire
+READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without lines
 SOURCES = ("scripted", "ollama")
 MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
 #: Levels of nesting a recording may have; the course's need 11, and a replay copies
@@ -108,9 +109,9 @@ def recording_problem(recording) -> str | None:
     if recording.get("format") != FORMAT:
         return f"'format' is {recording.get('format')!r}, expected {FORMAT!r}"
     version = recording.get("version")
-    if not _is_int(version) or version != VERSION:
-        return (f"format version {recording.get('version')!r}; this labkit reads version "
-                f"{VERSION}: re-record it or update labkit")
+    if not _is_int(version) or version not in READABLE_VERSIONS:
+        return (f"format version {version!r}; this labkit reads versions "
+                f"{READABLE_VERSIONS}: re-record it or update labkit")
     for key, kind in (("provenance", dict), ("task", str), ("max_turns", int),
                       ("test_file_sha256", dict), ("checks", dict), ("turns", list),
                       ("events", list), ("stop", dict)):
@@ -188,9 +189,22 @@ def _turns_problem(turns: list) -> str | None:
                     and isinstance(entry.get("at"), (int, float)) and entry["at"] >= 0):
                 return (f"turn {number}, chunk {index} is not an object with a JSON-object "
                         "'chunk' and a non-negative arrival time 'at'")
+            if "line" in entry and not _line_holds(entry["line"], entry["chunk"]):
+                return (f"turn {number}, chunk {index}: its 'line' is not one line of JSON "
+                        "text equal to its 'chunk'")
         if "error" in turn and not isinstance(turn["error"], str):
             return f"turn {number}: 'error' is not text"
     return None
+
+
+def _line_holds(line, chunk: dict) -> bool:
+    """Whether a kept wire line is one NDJSON line whose JSON is the chunk itself."""
+    if not isinstance(line, str) or "\n" in line:
+        return False
+    try:
+        return json.loads(line) == chunk
+    except (ValueError, RecursionError):
+        return False
 
 
 def _events_problem(recording: dict) -> str | None:
@@ -215,3 +229,12 @@ def _sample_mismatch(recording: dict) -> str | None:
         return (f"it was recorded against a different sample: its test file had sha256 "
                 f"{recorded[:12]}..., this course's has {current[:12]}...")
     return None
+
+
+def check_recording(recording, where: str = "recording") -> dict:
+    """Validate a recording already in memory as ``load_recording`` validates a file:
+    return it, or raise :class:`RecordingError` naming ``where`` and the problem."""
+    problem = recording_problem(recording) or _sample_mismatch(recording)
+    if problem:
+        raise RecordingError(f"{where}: {problem}")
+    return recording

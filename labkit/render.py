@@ -94,14 +94,18 @@ def chunk_step_html(step: ChunkStep) -> str:
     if step.number:
         arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
         head = f"chunk {step.number:,} of {step.total:,}{arrival}"
-        wire = json.dumps(step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
+        wire = step.line if step.line is not None else json.dumps(
+            step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
     else:
         head, wire = f"before the first chunk (the stream has {step.total:,})", ""
+    label = ("on the wire: one line of NDJSON, exactly as it came" if step.line is not None
+             else "on the wire: one line of NDJSON (written again from the chunk: this "
+                  "recording kept no wire lines)")
     more = len(wire) - WIRE_LIMIT
     kind, verdict = dispatch_verdict(step)
     parts = [
         _div("labkit-head", "head", head),
-        _div("labkit-field", "field", "on the wire: one line of NDJSON"),
+        _div("labkit-field", "field", label),
         _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
         _div("labkit-folded", "note", f"… {more:,} more characters of this line") if more > 0 else "",
         _div("labkit-field", "field", "assistant message so far: thinking"),

@@ -15,19 +15,38 @@ class ReplayError(RuntimeError):
     """The harness asked for something the recording cannot give."""
 
 
+class ReplayMismatch(ReplayError):
+    """In strict mode, the harness sent a request the recording does not hold."""
+
+    #: how the loop's ``model_error`` stop introduces it: no model was involved
+    stop_detail = ("replay mismatch: the harness's request differs from the recording "
+                   "(not a model failure)")
+
+
 def tool_names(schemas) -> list:
     return [schema["function"]["name"] for schema in schemas]
 
 
-def first_difference(recorded: dict, messages: list, names: list) -> str | None:
-    """Describe the first way a request differs from a recorded one, or return None."""
+def first_difference(recorded: dict, messages: list, names: list, *,
+                     wire: bool = False) -> str | None:
+    """Describe the first way a request differs from a recorded one, or return None.
+
+    The description names the first differing place (``message 4 (assistant),
+    tool_calls[0].function.arguments.new, character 31``) and shows both sides there.
+    ``wire``: the request came over HTTP, where a tool call's ``id`` and
+    ``function.index`` may be missing (the pinned ``ollama`` SDK drops them).
+    """
     if recorded.get("tools") is not None and list(recorded["tools"]) != list(names):
         return f"the tools offered were {names}, the recording offered {recorded['tools']}"
     expected = recorded["messages"]
     for index, (want, got) in enumerate(zip(expected, messages)):
-        if _canonical(want) != _canonical(got):
-            return (f"message {index} ({want.get('role')}) differs: the recording has "
-                    f"{_short(want)} but the harness sent {_short(got)}")
+        if wire:
+            want = _as_carried(want, got)
+        place = _where_different(_comparable(want), _comparable(got), "")
+        if place:
+            path, recorded_side, sent_side = place
+            return (f"message {index} ({want.get('role')}) differs at {path or 'the top'}: "
+                    f"the recording has {recorded_side} but the harness sent {sent_side}")
     if len(messages) != len(expected):
         index = min(len(messages), len(expected))
         extra = messages[index] if len(messages) > index else expected[index]
@@ -56,16 +75,22 @@ class ReplayModel:
         return f"ReplayModel({len(self.turns)} recorded turns, {mode}{pace})"
 
     def __call__(self, messages, tool_schemas):
+        """Check the request (strict mode) and return an iterator of the turn's chunks."""
+        return (chunk for chunk, _ in self.wire(messages, tool_schemas))
+
+    def wire(self, messages, tool_schemas):
+        """Like calling it, but each item is ``(chunk, line)``: the NDJSON line the
+        recording kept for the chunk, or None if it kept none."""
         self.requests += 1
         if self.requests > len(self.turns):
-            raise ReplayError(f"the recording has {len(self.turns)} turns, but the harness "
-                              f"asked for turn {self.requests}")
+            raise ReplayMismatch(f"the recording has {len(self.turns)} turns, but the harness "
+                                 f"asked for turn {self.requests}")
         turn = self.turns[self.requests - 1]
         if self.strict:
             difference = first_difference(turn["request"], messages, tool_names(tool_schemas))
             if difference:
-                raise ReplayError(f"turn {self.requests}: the request does not match the "
-                                  f"recording: {difference}")
+                raise ReplayMismatch(f"turn {self.requests}: the request does not match the "
+                                     f"recording: {difference}")
         return self._stream(turn)
 
     def _stream(self, turn):
@@ -73,15 +98,71 @@ class ReplayModel:
         for entry in turn["chunks"]:
             if self.speed:
                 time.sleep(max(0.0, start + entry["at"] / self.speed - time.monotonic()))
-            yield copy.deepcopy(entry["chunk"])
+            yield copy.deepcopy(entry["chunk"]), entry.get("line")
         if "error" in turn:
             raise ReplayError(turn["error"])
 
 
-def _canonical(message: dict) -> str:
+def _comparable(message: dict) -> dict:
     """Messages compare equal when their non-empty fields do (absent == None == '' == [])."""
-    return json.dumps({k: v for k, v in message.items() if v not in (None, "", [], {})},
-                      sort_keys=True)
+    return {k: v for k, v in message.items() if v not in (None, "", [], {})}
+
+
+def _as_carried(want: dict, got: dict) -> dict:
+    """The recorded message without the tool-call ``id`` / ``function.index`` the sent one lacks."""
+    calls, sent = want.get("tool_calls"), got.get("tool_calls")
+    if not (isinstance(calls, list) and isinstance(sent, list)):
+        return want
+    carried = []
+    for position, call in enumerate(calls):
+        other = sent[position] if position < len(sent) and isinstance(sent[position], dict) else {}
+        if isinstance(call, dict):
+            call = {k: v for k, v in call.items() if k != "id" or "id" in other}
+            function, sent_function = call.get("function"), other.get("function")
+            if isinstance(function, dict) and not (isinstance(sent_function, dict)
+                                                   and "index" in sent_function):
+                call["function"] = {k: v for k, v in function.items() if k != "index"}
+        carried.append(call)
+    return {**want, "tool_calls": carried}
+
+
+def _where_different(want, got, path: str):
+    """``(path, recorded excerpt, sent excerpt)`` at the first difference, or None."""
+    both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, got))
+    if type(want) is not type(got) and not both_numbers:
+        return path, _excerpt(want), _excerpt(got)
+    if isinstance(want, dict):
+        for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
+            where = f"{path}.{key}" if path else key
+            if key not in want or key not in got:
+                return (where, _excerpt(want[key]) if key in want else "nothing",
+                        _excerpt(got[key]) if key in got else "nothing")
+            place = _where_different(want[key], got[key], where)
+            if place:
+                return place
+        return None
+    if isinstance(want, list):
+        for position, (a, b) in enumerate(zip(want, got)):
+            place = _where_different(a, b, f"{path}[{position}]")
+            if place:
+                return place
+        if len(want) != len(got):
+            return path, f"{len(want)} items", f"{len(got)} items"
+        return None
+    if isinstance(want, str) and want != got:
+        at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        return f"{path}, character {at}", _excerpt(want, at), _excerpt(got, at)
+    return None if want == got else (path, _excerpt(want), _excerpt(got))
+
+
+def _excerpt(value, at: int | None = None, before: int = 30, after: int = 50) -> str:
+    """Text around position ``at`` (or the start of a JSON value), quoted, ends marked."""
+    if at is None:
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= before + after else text[:before + after] + "…"
+    start = max(0, at - before)
+    piece = json.dumps(value[start:at + after], ensure_ascii=False)
+    return ("…" if start else "") + piece + ("…" if at + after < len(value) else "")
 
 
 def _short(message, limit: int = 120) -> str:

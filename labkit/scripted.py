@@ -2,7 +2,9 @@
 
 A scripted model is a list of planned turns turned into Ollama-shaped chunks, with
 thinking and text streamed in small fragments and tool calls on a ``done: false``
-chunk before the final one, the way a real server streams them. Its chunks say
+chunk before the final one, the way a real server streams them: each call with an
+``id`` (``call_`` and 8 characters) and its ``function.index`` in the turn, each
+chunk written as the NDJSON line Ollama's Go server would send. Its chunks say
 ``"model": "scripted"``: no model wrote them.
 
 Regenerate the recordings with ``python -m labkit.scripted``; a test checks that
@@ -11,6 +13,7 @@ the committed files equal what this script produces.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from .recording import save_recording
 from .sample import PROJECT_DIR
+from .wire import go_time, ollama_line
 
 MODEL_NAME = "scripted"
 RECORDINGS_DIR = PROJECT_DIR / "recordings"
@@ -35,6 +39,15 @@ def call(name: str, **arguments) -> dict:
     return {"function": {"name": name, "arguments": arguments}}
 
 
+def call_id(number: int) -> str:
+    """A tool call id shaped like Ollama's (``call_`` and 8 of a-z0-9), fixed per call number."""
+    digest = hashlib.sha256(f"labkit scripted tool call {number}".encode()).digest()
+    return "call_" + "".join(ID_ALPHABET[byte % len(ID_ALPHABET)] for byte in digest[:8])
+
+
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
 @dataclass
 class PlannedTurn:
     thinking: str = ""
@@ -43,8 +56,12 @@ class PlannedTurn:
     done_reason: str = "stop"
 
 
-def turn_chunks(turn: PlannedTurn, prompt_tokens: int = 600) -> list:
-    """The ``(at, chunk)`` pairs a server would stream for a planned turn."""
+def turn_chunks(turn: PlannedTurn, prompt_tokens: int = 600, first_call: int = 1) -> list:
+    """The ``(at, chunk)`` pairs a server would stream for a planned turn.
+
+    ``first_call`` numbers the turn's first tool call among all calls of the run, so
+    that every call of a conversation gets its own id.
+    """
     pieces = [("thinking", f) for f in fragments(turn.thinking)]
     pieces += [("content", f) for f in fragments(turn.content)]
     timeline = [FIRST_CHUNK_AT + i * FRAGMENT_EVERY for i in range(len(pieces) + 2)]
@@ -53,7 +70,10 @@ def turn_chunks(turn: PlannedTurn, prompt_tokens: int = 600) -> list:
               for i, (kind, text) in enumerate(pieces)]
     at = timeline[len(pieces)]
     if turn.tool_calls:
-        chunks.append(_chunk(at, {"content": "", "tool_calls": turn.tool_calls}))
+        sent = [{"id": call_id(first_call + index),
+                 "function": {"index": index, **planned["function"]}}
+                for index, planned in enumerate(turn.tool_calls)]
+        chunks.append(_chunk(at, {"content": "", "tool_calls": sent}))
     end = timeline[-1]
     final = _chunk(end, {"content": ""}, done=True)
     eval_count = len(pieces) + len(turn.tool_calls) * 12
@@ -72,7 +92,10 @@ class ScriptedChat:
     """
 
     def __init__(self, turns):
-        self.turns = [turn_chunks(turn) for turn in turns]
+        starts = [1]
+        for turn in turns:
+            starts.append(starts[-1] + len(turn.tool_calls))
+        self.turns = [turn_chunks(turn, first_call=first) for turn, first in zip(turns, starts)]
         self.now = 0.0
         self.requests = 0
 
@@ -80,6 +103,10 @@ class ScriptedChat:
         return self.now
 
     def __call__(self, messages, tool_schemas):
+        return (chunk for chunk, _ in self.wire(messages, tool_schemas))
+
+    def wire(self, messages, tool_schemas):
+        """Each chunk with the NDJSON line a server sends for it: ``(chunk, line)``."""
         planned = self.turns[self.requests]
         self.requests += 1
         return self._stream(planned)
@@ -88,11 +115,11 @@ class ScriptedChat:
         start = self.now
         for at, chunk in planned:
             self.now = start + at
-            yield chunk
+            yield chunk, ollama_line(chunk)
 
 
 def _chunk(at: float, message: dict, done: bool = False) -> dict:
-    created = (STARTED + timedelta(seconds=at)).isoformat().replace("+00:00", "Z")
+    created = go_time(STARTED + timedelta(seconds=at))
     return {"_at": at, "model": MODEL_NAME, "created_at": created,
             "message": {"role": "assistant", **message}, "done": done}
 

@@ -26,7 +26,7 @@ class ChunkStep:
 
     number: int
     total: int
-    chunk: object            # the chunk that just arrived, as on the wire (None before any)
+    chunk: object            # the chunk that just arrived, parsed (None before any)
     at: float | None         # its arrival, in seconds after the request (None if unknown)
     content: str             # the assembled text so far, or its last ``tail`` characters
     content_hidden: int      # how many earlier characters of it are not in ``content``
@@ -36,6 +36,7 @@ class ChunkStep:
     done: bool
     done_reason: str | None
     problem: str | None
+    line: str | None = None  # the chunk's NDJSON line exactly as it came, if the recording kept it
 
     @property
     def may_dispatch(self) -> bool:
@@ -62,7 +63,7 @@ class TurnSteps:
         self._thinking_count, self._thinking_chars = [0], [0]
         self._calls = [0]
         self.done_at = self.problem_at = None  # the step at which each first happened
-        for number, (_, chunk) in enumerate(self.entries, start=1):
+        for number, (_, chunk, _) in enumerate(self.entries, start=1):
             assembler.add(chunk)
             _extend(self._content_count, self._content_chars, assembler.content)
             _extend(self._thinking_count, self._thinking_chars, assembler.thinking)
@@ -88,7 +89,7 @@ class TurnSteps:
         """
         if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= len(self):
             raise ValueError(f"step must be an int from 0 to {len(self)}, got {number!r}")
-        at, chunk = self.entries[number - 1] if number else (None, None)
+        at, chunk, line = self.entries[number - 1] if number else (None, None, None)
         assembler = self._assembler
         content, content_hidden = _tail(assembler.content, self._content_count[number],
                                         self._content_chars[number], tail)
@@ -98,13 +99,14 @@ class TurnSteps:
         problem = assembler.problem if self.problem_at is not None and number >= self.problem_at else None
         return ChunkStep(number, len(self), chunk, at, content, content_hidden, thinking,
                          thinking_hidden, assembler.tool_calls[:self._calls[number]], done,
-                         assembler.done_reason if done else None, problem)
+                         assembler.done_reason if done else None, problem, line)
 
 
 def _chunk_entries(turn) -> list:
-    """``(arrival seconds or None, chunk)`` pairs from a recorded turn or a list of chunks."""
+    """``(arrival seconds or None, chunk, wire line or None)`` from a recorded turn or a
+    list of chunks."""
     if isinstance(turn, list):
-        return [(None, chunk) for chunk in turn]
+        return [(None, chunk, None) for chunk in turn]
     if isinstance(turn, dict) and isinstance(turn.get("chunks"), list):
         entries = []
         for index, entry in enumerate(turn["chunks"]):
@@ -112,7 +114,9 @@ def _chunk_entries(turn) -> list:
                 raise ValueError(f"turn['chunks'][{index}] is not {{'at': seconds, 'chunk': {{...}}}}"
                                  ": pass a turn of a recording unchanged, or a list of chunk dicts")
             at = entry.get("at")
-            entries.append((at if isinstance(at, (int, float)) else None, entry["chunk"]))
+            line = entry.get("line")
+            entries.append((at if isinstance(at, (int, float)) else None, entry["chunk"],
+                            line if isinstance(line, str) else None))
         return entries
     if isinstance(turn, dict) and "turns" in turn:
         raise ValueError("this is a whole recording: pass one of its turns, "

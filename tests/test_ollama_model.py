@@ -1,10 +1,13 @@
 """OllamaModel through the real ollama SDK and real HTTP, against the replay server."""
 
+import json
+
 import pytest
 from conftest import chunk, wait_until
 
 from labkit import (OllamaModel, RepoTools, agent_events, load_recording, run_attempt, sample_copy,
                     serve_recording)
+from labkit.capture import CapturingChat
 from labkit.recording import compact_event
 from labkit.sample import PROJECT_DIR
 from labkit.scripted import SCENARIOS
@@ -134,8 +137,40 @@ def test_the_loop_closes_a_stream_it_abandons():
     chunks = [chunk("a"), chunk(done=True)] + [chunk("late")] * 1000
     turn = {"request": {"messages": []}, "chunks": [
         {"at": 0.05 * i, "chunk": c} for i, c in enumerate(chunks)]}
-    with serve_recording({"provenance": {"source": "scripted"}, "turns": [turn]},
-                         strict=False, speed=1.0) as server, OllamaModel(host=server.url) as model:
+    paced = {**recording("bounded"), "turns": [turn]}
+    with serve_recording(paced, strict=False, speed=1.0) as server, \
+            OllamaModel(host=server.url) as model:
         stop = run_loop(model, "task")[-1]
         assert stop["reason"] == "malformed_model_turn"
         assert wait_until(lambda: server.open_connections == 0, timeout=10)
+
+
+def test_a_capture_keeps_each_line_exactly_as_the_server_sent_it():
+    """Field order, a field the SDK does not model, Go's escapes and the call's id all
+    survive: the line is copied off the wire, not written again from the SDK's objects."""
+    line = ('{"done":false,"model":"x","created_at":"2026-12-01T09:00:00.5Z","message":{'
+            '"role":"assistant","content":"a \\u003c b","tool_calls":[{"id":"call_abcd1234",'
+            '"function":{"index":0,"name":"read_file","arguments":{"path":"path_rules.py"}}}]},'
+            '"remote_host":"elsewhere"}')
+    final = '{"model":"x","created_at":"2026-12-01T09:00:01Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}'
+    turn = {"request": {"messages": []}, "chunks": [
+        {"at": 0.0, "chunk": json.loads(text), "line": text} for text in (line, final)]}
+    with serve_recording({**recording("bounded"), "turns": [turn]}, strict=False) as server, \
+            OllamaModel(host=server.url) as model:
+        capture = CapturingChat(model)
+        chunks = list(capture([{"role": "user", "content": "hi"}], []))
+    assert [entry["line"] for entry in capture.turns[0]["chunks"]] == [line, final]
+    assert chunks[0]["message"]["tool_calls"][0] == {
+        "id": "call_abcd1234", "function": {"index": 0, "name": "read_file",
+                                            "arguments": {"path": "path_rules.py"}}}
+    assert chunks[0]["remote_host"] == "elsewhere" and chunks[0]["message"]["content"] == "a < b"
+
+
+def test_the_loop_keeps_tool_call_ids_in_the_assistant_message():
+    recorded = recording("repair")
+    with serve_recording(recorded) as server, OllamaModel(host=server.url) as model:
+        events = run_loop(model, recorded["task"], max_turns=2)
+    second = [e for e in events if e["type"] == "model_start"][1]["messages"]
+    assert second[2]["tool_calls"] == recorded["turns"][1]["request"]["messages"][2]["tool_calls"]
+    assert second[2]["tool_calls"][0]["id"].startswith("call_")
+    assert second[2]["tool_calls"][0]["function"]["index"] == 0

@@ -102,3 +102,35 @@ def test_save_is_atomic_and_round_trips(tmp_path):
         save_recording(broken, path)
     assert load_recording(path) == recording  # the good file is still whole
     assert [p.name for p in tmp_path.iterdir()] == ["copy.json"]
+
+
+def test_the_chunk_stepper_shows_the_kept_wire_line_exactly():
+    from labkit import render
+    from labkit.steps import TurnSteps
+
+    turn = load_recording(PROJECT_DIR / "recordings" / "repair.json")["turns"][0]
+    steps = TurnSteps(turn)
+    html = render.chunk_step_html(steps.step(len(steps) - 1))
+    assert steps.step(len(steps) - 1).line == turn["chunks"][-2]["line"]
+    assert "exactly as it came" in html and '"id":"call_' in html
+    unkept = TurnSteps([entry["chunk"] for entry in turn["chunks"]])
+    assert "kept no wire lines" in render.chunk_step_html(unkept.step(1))
+
+
+def test_a_strict_mismatch_names_the_place_and_shows_both_sides_there():
+    """A harness that sent another edit: the excerpt starts where they differ, and the stop
+    says it is a replay mismatch, not a model failure."""
+    recorded = load_recording(PROJECT_DIR / "recordings" / "repair.json")
+    edited = json.loads(json.dumps(recorded))
+    call = edited["turns"][3]["request"]["messages"][6]["tool_calls"][0]["function"]
+    call["arguments"]["new"] = call["arguments"]["new"].replace("'/'", "'|'")
+    with sample_copy() as root:
+        stop = list(agent_events(ReplayModel(edited), RepoTools(root), edited["task"]))[-1]
+    assert stop["reason"] == "model_error" and stop["turns"] == 4
+    assert stop["detail"].startswith("replay mismatch: the harness's request differs from the "
+                                     "recording (not a model failure): turn 4:")
+    place = "message 6 (assistant) differs at tool_calls[0].function.arguments.new, character 49"
+    assert place in stop["error"]
+    recorded_side, sent_side = stop["error"].split(place + ": the recording has ")[1].split(
+        " but the harness sent ")
+    assert "'|'" in recorded_side and "'/'" in sent_side  # both sides, at the difference

@@ -72,7 +72,7 @@ FAULTS = {
     "huge but valid": (huge_but_valid, f"larger than {MAX_BYTES // 2**20} MB"),
     "a JSON list": (raw(b"[]"), "the top level is not a JSON object"),
     "another format": (edited(lambda r: r.update(format="ollama-log")), "'format' is 'ollama-log'"),
-    "wrong format version": (edited(lambda r: r.update(version=2)), "format version 2"),
+    "wrong format version": (edited(lambda r: r.update(version=3)), "format version 3"),
     "turns missing": (edited(lambda r: r.pop("turns")), "'turns' is missing"),
     "no turns": (edited(lambda r: r.update(turns=[])), "it has no turns"),
     "a turn dropped": (edited(lambda r: r["turns"].pop()), "5 model requests but it holds 4 turns"),

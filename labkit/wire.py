@@ -1,0 +1,101 @@
+"""Ollama's wire: how it writes one NDJSON line, and a transport that keeps each line as it came.
+
+Ollama is written in Go, and Go's ``encoding/json`` writes compact JSON with
+``<``, ``>``, ``&``, U+2028 and U+2029 escaped and other non-ASCII text as UTF-8.
+:func:`ollama_line` writes a chunk the same way, so the replay server sends what
+Ollama would for a chunk that has no recorded line.
+
+:class:`LineTap` is an ``httpx`` transport: it passes every response through
+unchanged, and copies the bytes of its body as the client reads them, split into
+lines. The ``ollama`` SDK keeps parsing the stream for the loop, while the capture
+keeps each line exactly as the server sent it (field order, fields the SDK does
+not model, such as a tool call's ``id``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from datetime import datetime, timezone
+
+import httpx
+
+_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+               "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_GO_TABLE = str.maketrans(_GO_ESCAPES)
+
+
+def ollama_line(payload) -> str:
+    """``payload`` as Ollama's Go server writes it on one line (no trailing newline)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return text.translate(_GO_TABLE)  # those characters only ever occur inside JSON strings
+
+
+def go_time(moment: datetime) -> str:
+    """A time as Go writes ``time.Time`` in JSON: RFC 3339 in UTC, trailing fraction zeros cut."""
+    text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0")
+    return text.rstrip(".") + "Z"
+
+
+class LineTap(httpx.BaseTransport):
+    """An ``httpx`` transport that keeps a copy of each response's lines, as they are read.
+
+    ``take()``, called in the thread that made the request, hands over the
+    :class:`LineCopy` of the latest response that thread received.
+    """
+
+    def __init__(self, transport: httpx.BaseTransport | None = None):
+        self.transport = transport or httpx.HTTPTransport()
+        self._latest = threading.local()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.transport.handle_request(request)
+        if response.headers.get("content-encoding", "identity") == "identity":
+            response.stream = copy = LineCopy(response.stream)
+            self._latest.copy = copy
+        return response
+
+    def take(self) -> "LineCopy | None":
+        copy, self._latest.copy = getattr(self._latest, "copy", None), None
+        return copy
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+class LineCopy(httpx.SyncByteStream):
+    """A response body that keeps its complete lines (bytes, without the newline) in ``lines``.
+
+    Splitting looks only at new bytes, so the cost stays linear in the body's length.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.lines = deque()
+        self._pending = bytearray()
+
+    def __iter__(self):
+        for data in self.stream:
+            start = 0
+            while (end := data.find(b"\n", start)) != -1:
+                self._pending += data[start:end]
+                self.lines.append(bytes(self._pending))
+                self._pending.clear()
+                start = end + 1
+            self._pending += data[start:]
+            yield data
+        if self._pending:  # a last line without its newline
+            self.lines.append(bytes(self._pending))
+            self._pending.clear()
+
+    def next_line(self) -> str | None:
+        """The oldest line not yet handed out, as text, or None if none is complete."""
+        while self.lines:
+            line = self.lines.popleft()
+            if line.strip():  # the SDK skips nothing, but a blank line carries no chunk
+                return line.decode("utf-8", errors="replace")
+        return None
+
+    def close(self) -> None:
+        self.stream.close()
