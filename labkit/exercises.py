@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import io
 import json
 import linecache
+import os
 import random
 import string
+import textwrap
 
 from .feedback import Answer, CheckFailed, Case, fail, run_cases, show
 from .isolated import AnswerError, Other, checks_value, run_answer, same, tools_value
@@ -43,14 +46,22 @@ DRAWN = 6  # cases drawn afresh per run
 
 
 def learner_answer(function, name: str) -> Answer:
-    """The source of the cell that defined ``function`` (the whole cell, helpers included)."""
+    """The source of the cell that defined ``function`` (the whole cell, helpers included).
+
+    The check runs that source, not the function object: the object lives in the
+    learner's kernel, where anything may have been patched."""
     if isinstance(function, Answer):
         return function
     code = getattr(function, "__code__", None)
     if not callable(function) or code is None:
         fail(f"{name} should be a function, but it is {show(function, 80)}",
              hint="define it with `def` in the answer cell above and run that cell first")
-    lines = linecache.getlines(code.co_filename)
+    if os.path.exists(code.co_filename):  # a module on disk: just the function
+        try:
+            return Answer(textwrap.dedent(inspect.getsource(function)), function.__name__)
+        except (OSError, TypeError):
+            pass
+    lines = linecache.getlines(code.co_filename)  # a notebook cell: the whole cell
     if not lines:
         fail(f"the source of {name} cannot be found",
              hint="define it with `def` in the answer cell above and run that cell again")
@@ -155,6 +166,9 @@ def _content_problem(content, result) -> str | None:
             return ("content is str(result), Python's own notation (single quotes, True, None), "
                     "which is not JSON: use json.dumps(result)")
         return f"content is not valid JSON text ({exc}): use json.dumps(result)"
+    if isinstance(decoded, str) and isinstance(result, dict) and decoded == result.get("error"):
+        return ("content is JSON of the error's text alone: an error result is the dict "
+                "{'error': str(exc)}, so the model can tell it from a tool's normal result")
     if isinstance(decoded, str) and not isinstance(result, str):
         return "content is JSON of a string, not of the result: was json.dumps applied twice?"
     if not same(decoded, result):
@@ -247,7 +261,7 @@ def _check_linear(answer: Answer) -> None:
     """Fail when the answer's time grows much faster than the reference's as the stream grows."""
     small, large = TIMING["sizes"]
     try:
-        mine = run_answer(answer.source, answer.name, [], timing=TIMING, timeout=60)
+        mine = run_answer(answer.source, answer.name, [], timing=TIMING)
     except AnswerError as exc:
         fail(f"{answer.name} on long streams: {exc}",
              hint="collect the fragments in a list and join them once at the end")

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 
 PRELUDE = "import json\n"  # the lessons import json for the learner before the answer cell
+TIMEOUT = 30  # seconds one run of an answer may take (the regrading sets its own)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def tools_value(script: list) -> dict:
 
 
 def run_answer(source: str, name: str, calls: list, *, conversation: bool = False,
-               timing: dict | None = None, timeout: float = 30) -> list:
+               timing: dict | None = None, timeout: float | None = None) -> list:
     """Define ``name`` from ``source`` in a fresh process and call it once per argument list.
 
     ``conversation``: the second argument is also the ``tool_calls`` of the last message
@@ -81,6 +82,7 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
     the answer on streams of that many text fragments instead, and returns seconds.
     Returns one :class:`Outcome` per call (or the timing dict).
     """
+    timeout = TIMEOUT if timeout is None else timeout
     request = {"source": PRELUDE + source, "name": name, "calls": calls,
                "conversation": conversation, "timing": timing}
     with tempfile.TemporaryDirectory(prefix="labkit-answer-") as scratch:
