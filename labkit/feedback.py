@@ -83,7 +83,10 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
             report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
                    hint=case.hint)
             fail(f"{heading}: {mistake}", printed=True)
-    print(f"All {len(cases)} cases passed: {'; '.join(case.label for case in cases)}.")
+    fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
+    drawn = len(cases) - len(fixed)
+    print(f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+          + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:

@@ -79,7 +79,9 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
 
     ``conversation``: the second argument is also the ``tool_calls`` of the last message
     in the first (as in the loop). ``timing``: ``{"sizes": [...], "repeats": n}`` times
-    the answer on streams of that many text fragments instead, and returns seconds.
+    the answer on streams of that many text fragments instead and returns, per size, the
+    least CPU time (seconds) of the process over the repeats: the load of other processes
+    on the machine does not count.
     Returns one :class:`Outcome` per call (or the timing dict).
     """
     timeout = TIMEOUT if timeout is None else timeout
@@ -148,8 +150,8 @@ def _kill(process) -> None:
 # The program the fresh process runs. It reads the request from stdin, keeps the answer's
 # prints away from its own report, and writes the report as the last line of stdout.
 _CHILD = r'''
-import copy, io, json, linecache, math, sys, time, traceback
-clock = time.perf_counter
+import copy, gc, io, json, linecache, math, sys, time, traceback
+clock = time.process_time  # CPU time of this process: other processes' load does not count
 request = json.loads(sys.stdin.read())
 report_to = sys.stdout
 
@@ -260,12 +262,15 @@ if timing:
                       for _ in range(n)]
             chunks.append({"message": {"role": "assistant", "content": ""}, "done": True,
                            "done_reason": "stop"})
+            gc.collect()
+            gc.disable()
             start = clock()
             try:
                 got = function(chunks)
             except Exception as exc:
                 finish({"error": f"your function raised {type(exc).__name__} on a long stream"})
             best[n] = min(best[n], clock() - start)
+            gc.enable()
             if got != "abcd" * n:
                 finish({"error": f"on a stream of {n:,} fragments 'abcd' your function did not "
                                  f"return their text joined"})

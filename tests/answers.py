@@ -65,17 +65,24 @@ def $name(messages, tool_calls, tools):
 """,
     "check_repair_verdict": """
 def $name(after, test_hash_before, test_hash_after):
-    return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
-            and test_hash_before == test_hash_after)
+    if test_hash_after != test_hash_before:
+        return False  # the tests were edited: a green run proves nothing
+    if after.exit_code != 0:
+        return False
+    return after.failed == 0 and after.passed >= 1
 """,
     "check_bounded_prediction": """
 def $name():
-    return {"model_requests": 1, "tool_calls": 1, "stop_reason": "max_turns", "final_exit_code": 1}
+    guess = dict(model_requests=1, tool_calls=1)
+    guess["stop_reason"] = "max_turns"
+    guess["final_exit_code"] = 1
+    return guess
 """,
     "check_stop_predictions": """
+INCOMPLETE = "incomplete_model_turn"
 def $name():
-    return {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
-            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+    return dict(no_done=INCOMPLETE, length=INCOMPLETE, unknown_tool="assistant_finished",
+                server_down="model_error")
 """,
 }
 
@@ -322,3 +329,72 @@ def $name():
 """, "refuses it"),
     ],
 }
+
+
+#: Answers that try to change their own grade instead of being right, keyed by a few words:
+#: (the check whose cell they sit in, the source). Each must score 0 on that cell.
+CHEATS = {
+    "replaces the check in labkit.exercises": ("check_tool_message", """
+import labkit.exercises
+labkit.exercises.check_tool_message = lambda *args, **kwargs: print("All 5 cases passed.")
+def $name(name, result):
+    return {}
+"""),
+    "walks the frames up to the expected value": ("check_assemble_content", """
+import sys
+def $name(chunks):
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if hasattr(value, "expected"):
+                return value.expected
+        frame = frame.f_back
+    return ""
+"""),
+    "copies the expected messages found on the stack": ("check_append_results", """
+import sys
+def $name(messages, tool_calls, tools):
+    frame = sys._getframe(1)
+    while frame is not None:
+        case = frame.f_locals.get("case")
+        if case is not None:
+            messages.extend(case.expected)
+            return
+        frame = frame.f_back
+"""),
+    "silences IPython's traceback display": ("check_repair_verdict", """
+from IPython import get_ipython
+shell = get_ipython()
+shell.showtraceback = lambda *args, **kwargs: None
+shell.CustomTB = lambda *args, **kwargs: None
+shell.set_custom_exc((BaseException,), lambda *args, **kwargs: None)
+def $name(after, test_hash_before, test_hash_after):
+    return True
+"""),
+    "patches fail, CheckFailed and _compare": ("check_bounded_prediction", """
+import labkit.exercises, labkit.feedback
+for module in (labkit.exercises, labkit.feedback):
+    module.fail = lambda *args, **kwargs: None
+    module.CheckFailed = type("Never", (Exception,), {})
+labkit.exercises._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
+def $name():
+    return {"model_requests": 7, "tool_calls": 7, "stop_reason": "max_turns", "final_exit_code": 7}
+"""),
+    "replaces the isolated runner with canned outcomes": ("check_stop_predictions", """
+import labkit.isolated, labkit.exercises
+from labkit.isolated import Outcome
+truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
+         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+labkit.isolated.run_answer = labkit.exercises.run_answer = lambda *a, **k: [Outcome(truth)]
+def $name():
+    return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}
+"""),
+}
+
+#: An answer cell that never ends and ignores SIGINT (the kernel must be restarted).
+HANG = """
+import signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+while True:
+    pass
+"""
