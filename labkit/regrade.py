@@ -1,10 +1,11 @@
 """Two nbgrader preprocessors that make autograding trustworthy, registered by the
 ``nbgrader_config.py`` that ``python -m labkit.grading course`` writes.
 
-``ExecuteKillingHangs`` is nbgrader's ``Execute`` with one change: when a cell runs
+``ExecuteKillingHangs`` is nbgrader's ``Execute`` with two changes: when a cell runs
 past its timeout and the kernel ignores the interrupt (an answer that blocks SIGINT),
-the kernel is restarted instead of the whole submission being dropped; the cell gets
-a timeout error and the notebook goes on (in a fresh kernel).
+or when the kernel dies in a cell (``os._exit``), the kernel is restarted instead of
+the whole submission being dropped; the cell gets an error and the notebook goes on
+(in a fresh kernel).
 
 ``RegradeOutsideKernel`` runs after it. The learner's code ran in that kernel and could
 have patched anything there, so the outputs of the graded test cells are not trusted:
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 from queue import Empty
 
-from jupyter_core.utils import ensure_async
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import DeadKernelError
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer
@@ -45,6 +47,24 @@ class ExecuteKillingHangs(Execute):
             await ensure_async(self.km.restart_kernel(now=True))
             await ensure_async(self.kc.wait_for_ready(timeout=120))
         return {"content": {**self.error_on_timeout, "status": "error"}}
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None,
+                                 store_history=True):
+        """Run one cell; if the kernel dies in it (``os._exit``...), start a fresh one and go on."""
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        except DeadKernelError:
+            self.log.error("The kernel died in cell %i: starting a fresh one", cell_index)
+            await ensure_async(self.km.restart_kernel(now=True))
+            await ensure_async(self.kc.wait_for_ready(timeout=120))
+            cell.outputs.append(new_output("error", ename="DeadKernelError",
+                                           evalue="the kernel died while running this cell",
+                                           traceback=["DeadKernelError: the kernel died while "
+                                                      "running this cell"]))
+            return cell
+
+    execute_cell = run_sync(async_execute_cell)
 
 
 class RegradeOutsideKernel(NbGraderPreprocessor):
