@@ -18,18 +18,37 @@ lab: student
 
 # Add the lessons student/ lacks (exercise answers removed by nbgrader); never overwrites a file.
 student: setup
-	$(BIN)/python -m labkit.student
+	$(BIN)/python -m labkit lessons student
 
 test: setup
 	$(BIN)/python -m pytest
 
+# uv installs the same pins as pip, several times faster; it is used when it is on PATH
+# (`pip install uv`, or see its documentation), else pip. Each step prints one line; the
+# installers' output goes to .venv/setup.log, shown (without pip's "Location ... is ignored"
+# noise) when a step fails.
+UV ?= $(shell command -v uv 2>/dev/null)
+SETUP_LOG := $(VENV)/setup.log
+ifneq ($(UV),)
+INSTALLER := uv
+install = $(UV) pip install --quiet --python $(BIN)/python $(1) >>$(SETUP_LOG) 2>&1
+else
+INSTALLER := pip
+install = $(BIN)/python -m pip install --quiet --disable-pip-version-check $(1) >>$(SETUP_LOG) 2>&1
+endif
+show_log = { grep -v "is ignored: it is neither" $(SETUP_LOG) >&2; exit 1; }
+
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
-	touch $@
+	@echo "setup: creating $(VENV)/ with $$($(PYTHON) --version)"
+	@$(PYTHON) -m venv $(VENV) && : > $(SETUP_LOG)
+	@echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock with $(INSTALLER)"
+	@$(call install,-r requirements.lock) || $(show_log)
+	@echo "setup: installing labkit from this clone (editable)"
+	@$(call install,--no-deps -e .) || $(show_log)
+	@touch $@
+	@echo "setup: done; run things with $(BIN)/python (its log: $(SETUP_LOG))"
 
 # Rewrite recordings/ from labkit/scripted.py (a test checks they match).
 recordings: setup
@@ -51,4 +70,6 @@ lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet -e '.[course,test]'
 	.lock-venv/bin/python -m pip freeze --exclude-editable > requirements.lock
+	{ sed -n 1,2p binder/requirements.txt; cat requirements.lock; } > binder/requirements.txt.new
+	mv binder/requirements.txt.new binder/requirements.txt
 	rm -rf .lock-venv

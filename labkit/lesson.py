@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from .attempt import run_attempt
 from .prompt import REPAIR_TASK
 from .recording import load_recording
 from .replay import ReplayModel
-from .sample import PROJECT_DIR
-
-RECORDINGS_DIR = PROJECT_DIR / "recordings"
+from .settings import DEFAULT_MODEL, recording_path
 
 
-def recording_path(name) -> Path:
-    """A recording given by name (``"repair.json"``) or by path."""
-    path = Path(name)
-    return path if path.is_absolute() or path.parent != Path(".") else RECORDINGS_DIR / path
-
-
-def lesson_model(mode: str, *, recording, model: str = "gemma4:e2b", host: str | None = None,
+def lesson_model(mode: str, *, recording, model: str = DEFAULT_MODEL, host: str | None = None,
                  speed: float | None = None):
     """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model."""
     if mode == "replay":
