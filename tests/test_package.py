@@ -137,72 +137,87 @@ def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouch
     assert missing.returncode == 2 and "no_such.json: cannot be read" in missing.stderr
 
 
-def is_answer_cell(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("solution")) and not meta.get("grade")
+RUN_LESSONS = """
+import sys
+import papermill
+from papermill.exceptions import PapermillExecutionError
+
+for notebook in sys.argv[1:]:  # each in its own folder; an error is kept in the executed copy
+    folder, name = notebook.rsplit("/", 1)
+    try:
+        papermill.execute_notebook(notebook, f"{folder}/executed_{name}", cwd=folder,
+                                   kernel_name="python3", progress_bar=False)
+    except PapermillExecutionError:
+        pass
+"""
 
 
 @pytest.fixture(scope="module")
 def lessons(installed):
-    """Both editions written by the installed wheel, each lesson executed there with papermill,
-    several at a time: {(edition, lesson): the executed notebook}."""
+    """Both editions written by the installed wheel and each lesson executed there with
+    papermill, one process per edition at the same time: {(edition, lesson): executed}."""
     folders = {"student": installed.outside / "student", "reference": installed.outside / "ref"}
-    (folders["student"]).mkdir()
-    mine = folders["student"] / LESSONS[0]
-    mine.write_text("my own work, not a notebook\n")  # a learner's file: must be kept as it is
-    written = {}
-    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
-        made = {edition: pool.submit(installed.run, "-m", "labkit", "lessons", str(folder),
-                                     *(["--reference"] if edition == "reference" else []))
-                for edition, folder in folders.items()}
-        for edition, future in made.items():
-            written[edition] = future.result()
-        assert mine.read_text() == "my own work, not a notebook\n"
-        mine.unlink()  # now make the whole edition, to run every lesson of it
-        written["student again"] = installed.run("-m", "labkit", "lessons", str(folders["student"]))
-        runs = {(edition, name): pool.submit(execute, installed, folder / name)
+
+    def write_and_run(edition):
+        written = installed.run("-m", "labkit", "lessons", str(folders[edition]),
+                                *(["--reference"] if edition == "reference" else []))
+        assert written.returncode == 0, written.stdout + written.stderr
+        ran = installed.run("-c", RUN_LESSONS, *[str(folders[edition] / name) for name in LESSONS],
+                            timeout=900)
+        assert ran.returncode == 0, ran.stderr
+        return written
+
+    with ThreadPoolExecutor(2) as pool:  # the threads only wait on their processes
+        written = dict(zip(folders, pool.map(write_and_run, folders)))
+    executed = {(edition, name): nbformat.read(folder / f"executed_{name}", as_version=4)
                 for edition, folder in folders.items() for name in LESSONS}
-        executed = {key: future.result() for key, future in runs.items()}
     return folders, written, executed
 
 
-def execute(installed, notebook: Path):
-    """Run ``notebook`` with papermill in the fresh venv, from its own folder; the executed copy."""
-    output = notebook.with_name(f"executed_{notebook.name}")
-    installed.run("-m", "papermill", "--no-progress-bar", "--kernel", "python3", "--cwd",
-                  str(notebook.parent), str(notebook), str(output), timeout=600)
-    return nbformat.read(output, as_version=4)
+def is_answer_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("solution")) and not meta.get("grade")
 
 
 def errors_of(cell) -> list:
     return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
 
 
-def test_lessons_writes_both_editions_and_never_overwrites_a_learners_file(lessons):
+def test_lessons_writes_the_student_edition_and_the_reference(lessons):
     folders, written, _ = lessons
-    student, reference = written["student"], written["reference"]
-    assert student.returncode == 0, student.stderr
-    assert f"left your 1 lesson(s) there" in student.stdout
-    assert written["student again"].returncode == 0
-    assert written["student again"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
-    assert reference.returncode == 0, reference.stderr
+    assert written["student"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
     for name in LESSONS:
         assert (folders["reference"] / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
         text = (folders["student"] / name).read_text()
         assert "### BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text, name
 
 
+def test_lessons_never_overwrites_a_learners_file(installed, lessons):
+    folders, _, _ = lessons
+    student = {name: (folders["student"] / name).read_bytes() for name in LESSONS}
+    again = installed.run("-m", "labkit", "lessons", str(folders["student"]))
+    assert again.returncode == 0 and f"left your {len(LESSONS)} lesson(s) there" in again.stdout
+    assert {name: (folders["student"] / name).read_bytes() for name in LESSONS} == student
+    mine = installed.outside / "mine"
+    mine.mkdir()
+    (mine / LESSONS[2]).write_text("my own work\n")
+    partly = installed.run("-m", "labkit", "lessons", "--reference", str(mine))
+    assert partly.returncode == 0, partly.stderr
+    assert f"left your 1 lesson(s) there" in partly.stdout
+    assert (mine / LESSONS[2]).read_text() == "my own work\n"
+    assert sorted(path.name for path in mine.iterdir()) == LESSONS
+
+
 @pytest.mark.parametrize("name", LESSONS)
 def test_each_lesson_runs_from_the_learners_folder_with_only_the_wheel(lessons, name):
     _, _, executed = lessons
-    reference = executed["reference", name]
-    assert not [errors_of(cell) for cell in reference.cells if errors_of(cell)], name
-    assert all(cell.get("execution_count") for cell in reference.cells
-               if cell.cell_type == "code" and cell.source.strip()), "a cell did not run"
+    reference = [cell for cell in executed["reference", name].cells if cell.cell_type == "code"]
+    assert not [errors_of(cell) for cell in reference if errors_of(cell)]
+    assert all(cell.get("execution_count") for cell in reference if cell.source.strip())
     student = [cell for cell in executed["student", name].cells if cell.cell_type == "code"]
-    first = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
-    assert all(cell.get("execution_count") and not errors_of(cell) for cell in student[:first]
-               if cell.source.strip())
-    stopped = errors_of(student[first])
-    assert stopped and stopped[0]["ename"] == "NotImplementedError", "the first exercise " \
-        "should stop the student edition, unanswered"
+    answer = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
+    assert all(cell.get("execution_count") and not errors_of(cell)
+               for cell in student[:answer] if cell.source.strip())
+    # the first exercise, unanswered, stops the run: its answer cell or its test cell
+    stopped = errors_of(student[answer]) or errors_of(student[answer + 1])
+    assert stopped and "NotImplementedError" in stopped[0]["ename"] + stopped[0]["evalue"]
