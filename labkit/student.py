@@ -120,6 +120,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def write_lessons(args) -> int:
     """Run ``lessons``: add the missing lessons to ``args.folder`` and say what happened."""
     into = Path(args.folder)
+    if into.exists() and not into.is_dir():
+        print(f"could not write the lessons into {into}: it is a file, not a folder; name a "
+              "folder (it is made if missing)", file=sys.stderr)
+        return 1
     try:
         if args.reference:
             added, kept = update_reference_edition(into)

@@ -221,3 +221,28 @@ def test_each_lesson_runs_from_the_learners_folder_with_only_the_wheel(lessons, 
     # the first exercise, unanswered, stops the run: its answer cell or its test cell
     stopped = errors_of(student[answer]) or errors_of(student[answer + 1])
     assert stopped and "NotImplementedError" in stopped[0]["ename"] + stopped[0]["evalue"]
+
+
+def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, monkeypatch):
+    from labkit.settings import RECORDINGS_DIR, recording_path
+
+    monkeypatch.chdir(tmp_path)
+    assert recording_path("repair.json") == ROOT / "recordings" / "repair.json"
+    assert RECORDINGS_DIR == ROOT / "recordings"
+    (tmp_path / "repair.json").write_text("{}")  # a file of the learner's, named as given, wins
+    assert recording_path("repair.json") == Path("repair.json")
+    assert recording_path("sub/repair.json") == Path("sub/repair.json")  # a path stays a path
+    assert recording_path("no_such.json") == Path("no_such.json")  # so the error names it
+
+
+def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monkeypatch, capsys):
+    from labkit import student
+
+    monkeypatch.setattr(student, "find_spec", lambda name: None)
+    assert student.main([str(tmp_path / "lessons")]) == 1
+    assert "pip install nbgrader" in capsys.readouterr().err
+    assert not (tmp_path / "lessons").exists()
+    (tmp_path / "a_file").write_text("mine")
+    assert student.main(["--reference", str(tmp_path / "a_file")]) == 1
+    assert "it is a file, not a folder" in capsys.readouterr().err
+    assert (tmp_path / "a_file").read_text() == "mine"
