@@ -14,6 +14,7 @@ from .recorder import capture_provenance, default_output
 from .recording import RecordingError, compact_event, load_recording, save_recording
 from .replay import ReplayModel
 from .server import serve_recording
+from .student import add_arguments as lessons_arguments, write_lessons
 from .trace import checks_line, event_line
 
 
@@ -53,8 +54,11 @@ def main(argv=None) -> int:
     record.add_argument("--output", default=None, metavar="PATH",
                         help="where to save it (default: recordings/mine/TAG-TIME.json); "
                              "an existing file is never overwritten")
+    lessons_arguments(commands.add_parser(
+        "lessons", help="write the lessons into a folder of yours, never overwriting one"))
     args = parser.parse_args(argv)
-    commands = {"replay": replay_command, "serve": serve_command, "record": record_command}
+    commands = {"replay": replay_command, "serve": serve_command, "record": record_command,
+                "lessons": write_lessons}
     return commands[args.command](args)
 
 
@@ -214,7 +218,8 @@ def print_progress(event: dict) -> None:
 
 def _replay_options(command) -> None:
     """What replaying a recording needs, in process or served: the file, strictness, pace."""
-    command.add_argument("recording", help="path of a recording, e.g. recordings/repair.json")
+    command.add_argument("recording", help="a recording: its path, or the name of one of the "
+                                           "course's, e.g. repair.json")
     command.add_argument("--loose", action="store_true",
                          help="do not compare each request with the recorded one")
     command.add_argument("--speed", type=float, default=None, metavar="X",

@@ -29,7 +29,8 @@ import textwrap
 
 from .feedback import Answer, CheckFailed, Case, fail, run_cases, show
 from .isolated import AnswerError, Other, checks_value, run_answer, same, tools_value
-from .sample import PROJECT_DIR, SAMPLE_DIR, SOURCE_FILE, TEST_FILE
+from .sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE
+from .settings import RECORDINGS_DIR
 
 __all__ = ["check_tool_message", "check_assemble_content", "check_may_dispatch",
            "check_append_results", "check_repair_verdict", "check_bounded_prediction",
@@ -714,5 +715,5 @@ def _call(name, **arguments) -> dict:
 
 def _recorded_chunks(name: str, turn: int) -> list:
     """The chunks of one recorded turn, read as plain JSON (no labkit code in between)."""
-    recording = json.loads((PROJECT_DIR / "recordings" / f"{name}.json").read_text("utf-8"))
+    recording = json.loads((RECORDINGS_DIR / f"{name}.json").read_text("utf-8"))
     return [entry["chunk"] for entry in recording["turns"][turn - 1]["chunks"]]

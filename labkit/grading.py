@@ -18,9 +18,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sample import PROJECT_DIR
+from .settings import NOTEBOOKS_DIR
 
-NOTEBOOKS_DIR = PROJECT_DIR / "notebooks"
 SCHEMA_VERSION = 3
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -11,22 +11,14 @@ happened.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from .attempt import run_attempt
 from .prompt import REPAIR_TASK
 from .recording import load_recording
 from .replay import ReplayModel
-from .sample import PROJECT_DIR
+from .settings import DEFAULT_MODEL, recording_path
 
-RECORDINGS_DIR = PROJECT_DIR / "recordings"
 REPLAY_INSTEAD = 'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
-
-
-def recording_path(name) -> Path:
-    """A recording given by name (``"repair.json"``) or by path."""
-    path = Path(name)
-    return path if path.is_absolute() or path.parent != Path(".") else RECORDINGS_DIR / path
 
 
 class LessonError(RuntimeError):
@@ -37,7 +29,7 @@ class LessonError(RuntimeError):
         return [f"{type(self).__name__}: {self}"]
 
 
-def lesson_model(mode: str, *, recording, model: str = "gemma4:e2b", host: str | None = None,
+def lesson_model(mode: str, *, recording, model: str = DEFAULT_MODEL, host: str | None = None,
                  speed: float | None = None):
     """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model.
 

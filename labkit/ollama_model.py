@@ -19,9 +19,9 @@ import httpx
 import ollama
 import pydantic
 
+from .settings import DEFAULT_MODEL
 from .wire import LineTap
 
-DEFAULT_MODEL = "gemma4:e2b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 TIMEOUT = 120.0  # seconds the SDK waits to connect, or for the next piece of a reply
 #: Sampling options: deterministic as far as Ollama allows, and room for the whole task.

@@ -13,10 +13,9 @@ from datetime import datetime, timezone
 
 from .ollama_model import OPTIONS, OllamaError, OllamaModel
 from .recording import SOURCES
-from .sample import PROJECT_DIR
+from .settings import MY_RECORDINGS
 
 RECORDER = "python -m labkit record"
-MY_RECORDINGS = PROJECT_DIR / "recordings" / "mine"
 
 
 def capture_provenance(model: OllamaModel, now: datetime | None = None) -> dict:

@@ -21,6 +21,7 @@ from pathlib import Path
 from .atomic import write_atomically
 from .loop import STOP_REASONS
 from .sample import SAMPLE_DIR, TEST_FILE, file_sha256
+from .settings import recording_path
 
 FORMAT = "labkit-recording"
 VERSION = 2  # 2: a chunk may keep its NDJSON "line" as it came over the wire
@@ -38,7 +39,7 @@ class RecordingError(ValueError):
 
 def load_recording(path) -> dict:
     """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
-    path = Path(path)
+    path = recording_path(path)  # a path, or the name of one of the course's recordings
     recording = _read_json(path)
     problem = recording_problem(recording)
     if problem is None:

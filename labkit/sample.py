@@ -18,7 +18,7 @@ from pathlib import Path
 from .pytest_run import run_pytest
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-SAMPLE_DIR = PROJECT_DIR / "sample_repo"
+from .settings import SAMPLE_DIR  # noqa: E402 (package data, found wherever labkit is)
 SOURCE_FILE = "path_rules.py"
 TEST_FILE = "tests/test_path_rules.py"
 

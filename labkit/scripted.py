@@ -24,7 +24,7 @@ from .sample import PROJECT_DIR
 from .wire import go_time, ollama_line
 
 MODEL_NAME = "scripted"
-RECORDINGS_DIR = PROJECT_DIR / "recordings"
+from .settings import RECORDINGS_DIR  # noqa: E402
 FIRST_CHUNK_AT = 0.35     # seconds: reading the prompt before the first fragment
 FRAGMENT_EVERY = 0.04     # seconds per fragment, about 25 tokens a second
 STARTED = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)

@@ -1,25 +1,27 @@
-"""The student edition: every lesson with its exercise answers taken out, for learners to fill in.
+"""The learner's copy of the lessons: the student edition (answers taken out), or the reference.
 
-``make student`` runs ``python -m labkit.student``. nbgrader's ``generate_assignment``
-builds the edition in a scratch course directory; then each notebook is copied into
-``student/`` only when no file of that name is there yet, so a learner's work is never
-overwritten. To start one lesson afresh, rename (or delete) your copy and run
-``make student`` again.
+``python -m labkit lessons DIR`` (``make student`` is ``lessons student``) writes the
+student edition: nbgrader's ``generate_assignment`` builds it in a scratch course
+directory, then each notebook is copied into DIR only when no file of that name is
+there yet, so a learner's work is never overwritten. ``--reference`` copies the
+lessons with their answers the same way. To start one lesson afresh, rename (or
+delete) your copy and run the command again.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 from .grading import NOTEBOOKS_DIR, lay_out_course
-from .sample import PROJECT_DIR
 
-STUDENT_DIR = PROJECT_DIR / "student"
+STUDENT_DIR = Path("student")  # make student's folder, below the clone
 
 
 class EditionError(RuntimeError):
@@ -66,10 +68,15 @@ def copy_absent(release, into=STUDENT_DIR) -> tuple:
 
     Returns ``(added, kept)``: the names copied, and the names left as the learner has them.
     """
+    return copy_files_absent(sorted(Path(release).glob("*/*")), into)
+
+
+def copy_files_absent(paths, into) -> tuple:
+    """Copy each of ``paths`` into ``into`` unless a file of its name is there; ``(added, kept)``."""
     into = Path(into)
     into.mkdir(parents=True, exist_ok=True)
     added, kept = [], []
-    for path in sorted(Path(release).glob("*/*")):
+    for path in paths:
         if path.name.startswith(".") or not path.is_file():
             continue
         target = into / path.name
@@ -93,19 +100,55 @@ def update_student_edition(into=STUDENT_DIR, notebooks_dir=NOTEBOOKS_DIR) -> tup
         return copy_absent(generate_edition(scratch, notebooks_dir), into)
 
 
-def main() -> int:
-    try:
-        added, kept = update_student_edition()
-    except (EditionError, OSError, subprocess.TimeoutExpired) as exc:
-        print(f"could not make the student edition: {exc}", file=sys.stderr)
+def update_reference_edition(into, notebooks_dir=NOTEBOOKS_DIR) -> tuple:
+    """Add the lessons with their answers that ``into`` lacks; ``(added, kept)``."""
+    return copy_files_absent(sorted(Path(notebooks_dir).glob("*.ipynb")), into)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``python -m labkit lessons`` (and of ``python -m labkit.student``)."""
+    parser.description = ("Write the five lessons into FOLDER: the student edition, exercises "
+                          "unanswered (made by nbgrader), or with --reference the lessons with "
+                          "their answers. A lesson already in FOLDER is never overwritten.")
+    parser.add_argument("folder", nargs="?", default=str(STUDENT_DIR), metavar="FOLDER",
+                        help=f"where to write them (default: {STUDENT_DIR})")
+    parser.add_argument("--reference", action="store_true",
+                        help="the lessons with the exercises' reference answers")
+    return parser
+
+
+def write_lessons(args) -> int:
+    """Run ``lessons``: add the missing lessons to ``args.folder`` and say what happened."""
+    into = Path(args.folder)
+    if into.exists() and not into.is_dir():
+        print(f"could not write the lessons into {into}: it is a file, not a folder; name a "
+              "folder (it is made if missing)", file=sys.stderr)
         return 1
-    where = STUDENT_DIR.relative_to(PROJECT_DIR)
+    try:
+        if args.reference:
+            added, kept = update_reference_edition(into)
+        elif find_spec("nbgrader") is None:
+            raise EditionError("nbgrader makes the student edition and is not installed: "
+                               "`pip install nbgrader` (labkit[course] brings it), or write the "
+                               "lessons with their answers with --reference")
+        else:
+            added, kept = update_student_edition(into)
+    except (EditionError, OSError, subprocess.TimeoutExpired) as exc:
+        print(f"could not write the lessons into {into}: {exc}", file=sys.stderr)
+        return 1
     if added:
-        print(f"{where}/: added {', '.join(added)}")
+        print(f"{into}/: added {', '.join(added)}")
     if kept:
-        print(f"{where}/: left your {len(kept)} lesson(s) there as they are. For a fresh copy of "
-              f"a lesson, rename yours (e.g. to 01_mine.ipynb) and run `make student` again.")
+        again = "python -m labkit lessons " + " ".join([*(["--reference"] * args.reference),
+                                                        str(into)])
+        print(f"{into}/: left your {len(kept)} lesson(s) there as they are. For a fresh copy of "
+              f"a lesson, rename yours (e.g. to 01_mine.ipynb) and run `{again}` again.")
     return 0
+
+
+def main(argv=None) -> int:
+    parser = add_arguments(argparse.ArgumentParser(prog="python -m labkit.student"))
+    return write_lessons(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

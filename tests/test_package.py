@@ -1,0 +1,248 @@
+"""The course outside the checkout: a wheel that carries the sample, the recordings and the lessons.
+
+The wheel is built once for this module and installed into a fresh venv that reuses
+the pinned dependencies of the project's venv but cannot see this clone: a ``.pth``
+file names the project's site-packages as a plain folder, and Python runs the
+``.pth`` files (the editable install's hook among them) only in its own
+site-packages. Everything then runs from folders outside the checkout.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"sample_repo": "labkit/sample_repo", "recordings": "labkit/recordings",
+           "notebooks": "labkit/notebooks"}
+LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+SOURCES = ("labkit", "sample_repo", "recordings", "notebooks", "pyproject.toml", "README.md")
+
+
+def course_files(folder: str) -> set:
+    """The course's files in one top-level folder of the clone, as git tracks them."""
+    listed = subprocess.run(["git", "ls-files", folder], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.split()
+    return {str(Path(name).relative_to(folder)) for name in listed}
+
+
+@dataclass
+class Installed:
+    wheel: Path
+    python: Path  # the fresh venv's interpreter
+    site: Path  # its site-packages, where the wheel went
+    outside: Path  # a folder far from the checkout to run in
+
+    def run(self, *args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        return subprocess.run([str(self.python), *args], cwd=cwd or self.outside, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    base = tmp_path_factory.mktemp("package")
+    source = base / "source"  # a copy, so no build/ folder of the clone leaks stale files in
+    for name in SOURCES:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, source / name, **({"ignore": shutil.ignore_patterns(
+            "__pycache__", ".pytest_cache", "mine")} if (ROOT / name).is_dir() else {}))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                            "--wheel-dir", str(base / "dist"),
+                            str(source)], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stdout + build.stderr
+    wheel, = (base / "dist").glob("labkit-*.whl")
+    venv.create(base / "venv", with_pip=False)
+    python = base / "venv" / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
+                                "('purelib'))"], capture_output=True, text=True,
+                               check=True).stdout.strip())
+    (site / "pinned_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                              "--no-index", "--target", str(site), str(wheel)],
+                             capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stdout + install.stderr
+    outside = base / "elsewhere"
+    outside.mkdir()
+    return Installed(wheel, python, site, outside)
+
+
+def test_the_wheel_carries_the_sample_the_recordings_and_the_lessons(installed):
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    for folder, packaged in FOLDERS.items():
+        shipped = {name[len(packaged) + 1:] for name in names if name.startswith(packaged + "/")}
+        assert shipped == course_files(folder), folder
+    assert not [name for name in names if "__pycache__" in name or "/mine/" in name]
+
+
+def test_the_editable_install_finds_the_same_folders_in_the_clone():
+    from labkit import settings
+
+    assert settings.SAMPLE_DIR == ROOT / "sample_repo"
+    assert settings.RECORDINGS_DIR == ROOT / "recordings"
+    assert settings.NOTEBOOKS_DIR == ROOT / "notebooks"
+    assert files("labkit").joinpath("recordings", "repair.json").read_bytes() == \
+        (ROOT / "recordings" / "repair.json").read_bytes()
+    assert files("labkit").joinpath("sample_repo", "path_rules.py").read_bytes() == \
+        (ROOT / "sample_repo" / "path_rules.py").read_bytes()
+
+
+def test_the_installed_labkit_finds_its_data_and_never_the_clone(installed):
+    probe = installed.run("-c", "import json, sys, labkit\n"
+                          "from importlib.resources import files\n"
+                          "from labkit import settings\n"
+                          "print(json.dumps({'labkit': labkit.__file__, 'path': sys.path,\n"
+                          " 'finders': [repr(finder) for finder in sys.meta_path],\n"
+                          " 'folders': [str(settings.SAMPLE_DIR), str(settings.RECORDINGS_DIR),"
+                          " str(settings.NOTEBOOKS_DIR)],\n"
+                          " 'repair': files('labkit').joinpath('recordings', 'repair.json')"
+                          ".read_text()}))")
+    assert probe.returncode == 0, probe.stderr
+    found = json.loads(probe.stdout)
+    assert Path(found["labkit"]).is_relative_to(installed.site)
+    for folder in found["folders"]:
+        assert Path(folder).is_relative_to(installed.site), folder
+    pinned = Path(sysconfig.get_path("purelib")).resolve()  # the only folder of the clone seen
+    assert not [entry for entry in found["path"] if entry and Path(entry).resolve()
+                .is_relative_to(ROOT) and Path(entry).resolve() != pinned]
+    assert not [finder for finder in found["finders"] if "editable" in finder.lower()]
+    assert found["repair"] == (ROOT / "recordings" / "repair.json").read_text()
+
+
+def digest(folder: Path) -> dict:
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouched(installed):
+    sample = installed.site / "labkit" / "sample_repo"
+    before = digest(sample)
+    replay = installed.run("-m", "labkit", "replay", "repair.json")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "Replay matches the recording." in replay.stdout
+    assert digest(sample) == before
+    missing = installed.run("-m", "labkit", "replay", "no_such.json")
+    assert missing.returncode == 2 and "no_such.json: cannot be read" in missing.stderr
+
+
+RUN_LESSONS = """
+import sys
+import papermill
+from papermill.exceptions import PapermillExecutionError
+
+for notebook in sys.argv[1:]:  # each in its own folder; an error is kept in the executed copy
+    folder, name = notebook.rsplit("/", 1)
+    try:
+        papermill.execute_notebook(notebook, f"{folder}/executed_{name}", cwd=folder,
+                                   kernel_name="python3", progress_bar=False)
+    except PapermillExecutionError:
+        pass
+"""
+
+
+@pytest.fixture(scope="module")
+def lessons(installed):
+    """Both editions written by the installed wheel and each lesson executed there with
+    papermill, one process per edition at the same time: {(edition, lesson): executed}."""
+    folders = {"student": installed.outside / "student", "reference": installed.outside / "ref"}
+
+    def write_and_run(edition):
+        written = installed.run("-m", "labkit", "lessons", str(folders[edition]),
+                                *(["--reference"] if edition == "reference" else []))
+        assert written.returncode == 0, written.stdout + written.stderr
+        ran = installed.run("-c", RUN_LESSONS, *[str(folders[edition] / name) for name in LESSONS],
+                            timeout=900)
+        assert ran.returncode == 0, ran.stderr
+        return written
+
+    with ThreadPoolExecutor(2) as pool:  # the threads only wait on their processes
+        written = dict(zip(folders, pool.map(write_and_run, folders)))
+    executed = {(edition, name): nbformat.read(folder / f"executed_{name}", as_version=4)
+                for edition, folder in folders.items() for name in LESSONS}
+    return folders, written, executed
+
+
+def is_answer_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("solution")) and not meta.get("grade")
+
+
+def errors_of(cell) -> list:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def test_lessons_writes_the_student_edition_and_the_reference(lessons):
+    folders, written, _ = lessons
+    assert written["student"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
+    for name in LESSONS:
+        assert (folders["reference"] / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
+        text = (folders["student"] / name).read_text()
+        assert "### BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text, name
+
+
+def test_lessons_never_overwrites_a_learners_file(installed, lessons):
+    folders, _, _ = lessons
+    student = {name: (folders["student"] / name).read_bytes() for name in LESSONS}
+    again = installed.run("-m", "labkit", "lessons", str(folders["student"]))
+    assert again.returncode == 0 and f"left your {len(LESSONS)} lesson(s) there" in again.stdout
+    assert {name: (folders["student"] / name).read_bytes() for name in LESSONS} == student
+    mine = installed.outside / "mine"
+    mine.mkdir()
+    (mine / LESSONS[2]).write_text("my own work\n")
+    partly = installed.run("-m", "labkit", "lessons", "--reference", str(mine))
+    assert partly.returncode == 0, partly.stderr
+    assert f"left your 1 lesson(s) there" in partly.stdout
+    assert (mine / LESSONS[2]).read_text() == "my own work\n"
+    assert sorted(path.name for path in mine.iterdir()) == LESSONS
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_each_lesson_runs_from_the_learners_folder_with_only_the_wheel(lessons, name):
+    _, _, executed = lessons
+    reference = [cell for cell in executed["reference", name].cells if cell.cell_type == "code"]
+    assert not [errors_of(cell) for cell in reference if errors_of(cell)]
+    assert all(cell.get("execution_count") for cell in reference if cell.source.strip())
+    student = [cell for cell in executed["student", name].cells if cell.cell_type == "code"]
+    answer = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
+    assert all(cell.get("execution_count") and not errors_of(cell)
+               for cell in student[:answer] if cell.source.strip())
+    # the first exercise, unanswered, stops the run: its answer cell or its test cell
+    stopped = errors_of(student[answer]) or errors_of(student[answer + 1])
+    assert stopped and "NotImplementedError" in stopped[0]["ename"] + stopped[0]["evalue"]
+
+
+def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, monkeypatch):
+    from labkit.settings import RECORDINGS_DIR, recording_path
+
+    monkeypatch.chdir(tmp_path)
+    assert recording_path("repair.json") == ROOT / "recordings" / "repair.json"
+    assert RECORDINGS_DIR == ROOT / "recordings"
+    (tmp_path / "repair.json").write_text("{}")  # a file of the learner's, named as given, wins
+    assert recording_path("repair.json") == Path("repair.json")
+    assert recording_path("sub/repair.json") == Path("sub/repair.json")  # a path stays a path
+    assert recording_path("no_such.json") == Path("no_such.json")  # so the error names it
+
+
+def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monkeypatch, capsys):
+    from labkit import student
+
+    monkeypatch.setattr(student, "find_spec", lambda name: None)
+    assert student.main([str(tmp_path / "lessons")]) == 1
+    assert "pip install nbgrader" in capsys.readouterr().err
+    assert not (tmp_path / "lessons").exists()
+    (tmp_path / "a_file").write_text("mine")
+    assert student.main(["--reference", str(tmp_path / "a_file")]) == 1
+    assert "it is a file, not a folder" in capsys.readouterr().err
+    assert (tmp_path / "a_file").read_text() == "mine"
