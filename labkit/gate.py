@@ -257,7 +257,9 @@ class _Scanner:
                 while i < len(text) and text[i] != "\n":
                     i += 1
             elif c == "\\":
-                if i + 1 < len(text) and text[i + 1] == "\n":
+                if i + 1 == len(text):
+                    raise ShellSyntaxError("the command ends with a backslash")
+                if text[i + 1] == "\n":
                     i += 2  # a line continuation
                     continue
                 word = (word or "") + text[i + 1:i + 2]

@@ -64,6 +64,7 @@ def test_a_chained_command_is_split_into_every_command_it_runs(text, parts):
     ("echo a\\;rm", [("echo", "a;rm")]),
     ("echo '$(rm -rf .)'", [("echo", "$(rm -rf .)")]),
     ("pytest # ; rm -rf .", [("pytest",)]),
+    ("pytest \\\nrm -rf .", [("pytest", "rm", "-rf", ".")]),  # a continued line: one command
 ])
 def test_quoted_operators_are_plain_text(text, parts):
     assert [part.words for part in commands_in(text)] == parts
