@@ -387,8 +387,10 @@ class Decision:
 
     def tool_result(self) -> dict:
         """What the model reads instead of a result when the call was denied."""
+        # the same words whether a person clicked or a recorded answer stood in for one,
+        # so a replayed run sends the model exactly what the recorded run sent
         who = {"policy": "by the policy", "nobody": "because no one could approve it"}.get(
-            self.by, "by the person at the keyboard")
+            self.by, "by the person asked")
         return {"error": f"denied by the permission gate ({who}): {self.verdict.reason}. "
                          "The command did not run; do not retry it, try another way "
                          "or finish with what you have."}

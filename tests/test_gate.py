@@ -177,6 +177,17 @@ def test_answers_by_command_and_an_unknown_question_is_denied():
         Answers(["yes"])
 
 
+def test_a_denial_reads_the_same_whether_a_person_or_a_recorded_answer_gave_it():
+    call = ("run_command", {"command": ["git", "status"]})
+    by_answer = Gate(POLICY, decide=Answers(["deny"])).review(*call)
+    by_person = Gate(POLICY, decide=lambda command, verdict: "deny").review(*call)
+    assert (by_answer.by, by_person.by) == ("answer", "person")
+    assert by_answer.tool_result() == by_person.tool_result() == {"error": (
+        "denied by the permission gate (by the person asked): `git status`: no rule matches "
+        "it; the default is ask. The command did not run; do not retry it, try another way "
+        "or finish with what you have.")}
+
+
 def test_without_anyone_to_ask_an_ask_is_denied():
     decision = Gate(POLICY).review("run_command", {"command": ["git", "status"]})
     assert (decision.allowed, decision.by) == (False, "nobody")
