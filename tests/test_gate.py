@@ -183,9 +183,9 @@ def test_a_denial_reads_the_same_whether_a_person_or_a_recorded_answer_gave_it()
     by_person = Gate(POLICY, decide=lambda command, verdict: "deny").review(*call)
     assert (by_answer.by, by_person.by) == ("answer", "person")
     assert by_answer.tool_result() == by_person.tool_result() == {"error": (
-        "denied by the permission gate (by the person asked): `git status`: no rule matches "
-        "it; the default is ask. The command did not run; do not retry it, try another way "
-        "or finish with what you have.")}
+        "denied by the permission gate (by the person asked): `git status` matches the rule "
+        "'ask git *'. The command did not run; do not retry it, try another way or finish "
+        "with what you have.")}
 
 
 def test_without_anyone_to_ask_an_ask_is_denied():
