@@ -24,6 +24,15 @@ COMPACTED_NOTE = ("compacted: this {name} result ({size} characters) was dropped
 COMPACTED = re.compile(r'\{"note": "compacted: ')
 #: The longest slice ``numbered_lines`` returns, so a read stays small by default.
 MAX_LINES = 200
+#: The properties ``read_file``'s schema gains for a selective read (see ``numbered_lines``).
+READ_RANGE_PROPERTIES = {
+    "offset": {"type": "integer", "minimum": 1,
+               "description": "The first line to read, counting from 1. Leave it out to read "
+                              "from the start."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES,
+              "description": f"How many lines to read, at most {MAX_LINES}. Read a long file "
+                             "a part at a time; each line comes with its number."},
+}
 
 
 def marker(count: int, unit: str = "characters") -> str:
@@ -36,7 +45,7 @@ def head_and_tail(text: str, limit: int) -> str:
     characters around a marker saying how many were cut, ``limit`` characters at most.
 
     The marker is never split: the cut grows to swallow any marker it would cut into.
-    Linear in ``len(text)``.
+    Takes time in proportion to ``limit``, however long ``text`` is.
     """
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise TypeError(f"limit must be an int, not {type(limit).__name__}")
@@ -47,9 +56,12 @@ def head_and_tail(text: str, limit: int) -> str:
         raise ValueError(f"limit {limit} is too small: the marker alone takes "
                          f"{len(marker(len(text)))} characters")
     start, end = room - room // 2, len(text) - room // 2  # keep text[:start] and text[end:]
-    for found in CUT.finditer(text):  # move each end out of a marker it falls inside
+    # move each end out of a marker it falls inside (a marker is under 60 characters, so
+    # only the text around each end is searched: the cost is the length kept, not the input)
+    for found in CUT.finditer(text, max(start - 60, 0), start + 60):
         if found.start() < start < found.end():
             start = found.start()
+    for found in CUT.finditer(text, max(end - 60, 0), end + 60):
         if found.start() < end < found.end():
             end = found.end()
     return text[:start] + marker(end - start) + text[end:]

@@ -168,3 +168,9 @@ def test_numbered_lines_refuses_bad_offsets_with_what_to_do():
     with pytest.raises(ValueError, match="at most 200"):
         numbered_lines("f.py", text, limit=10_000)
     assert numbered_lines("empty.py", "")["content"] == ""
+
+
+def test_an_earlier_marker_inside_the_kept_head_is_kept_as_it_was():
+    text = "a" * 5 + OLD + "b" * 300  # 328 long: keep 35 a side, cut 258
+    assert head_and_tail(text, 100) == ("a" * 5 + OLD + "b" * 7
+                                        + "\n[labkit: 258 characters cut]\n" + "b" * 35)
