@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 #: From the least to the most strict; the strictest that applies wins.
 ACTIONS = ("allow", "ask", "deny")
 #: Programs whose ``-c`` argument is a shell script: the gate judges the script's commands.
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
 _SEPARATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
 _RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until"}
 _REDIRECTIONS = ("&>>", "&>", ">>", ">&", ">|", "<<<", "<<", "<>", "<&", ">", "<")
