@@ -129,7 +129,7 @@ def _as_carried(want: dict, got: dict) -> dict:
 def _where_different(want, got, path: str):
     """``(path, recorded excerpt, sent excerpt)`` at the first difference, or None."""
     both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, got))
-    if type(want) is not type(got) and not both_numbers:
+    if _json_kind(want) is not _json_kind(got) and not both_numbers:
         return path, _excerpt(want), _excerpt(got)
     if isinstance(want, dict):
         for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
@@ -153,6 +153,11 @@ def _where_different(want, got, path: str):
         at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
         return f"{path}, character {at}", _excerpt(want, at), _excerpt(got, at)
     return None if want == got else (path, _excerpt(want), _excerpt(got))
+
+
+def _json_kind(value) -> type:
+    """The JSON kind of a value: a frozen dict or list (``labkit.frozen``) is a dict or a list."""
+    return dict if isinstance(value, dict) else list if isinstance(value, list) else type(value)
 
 
 def _excerpt(value, at: int | None = None, before: int = 30, after: int = 50) -> str:
