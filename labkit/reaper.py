@@ -86,7 +86,8 @@ def main(command: list) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     kill_every_child()
     if status < 0:  # end the way the command ended, so the caller sees the same status
-        signal.signal(-status, signal.SIG_DFL)
+        if -status not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     sys.exit(status)
 

@@ -5,7 +5,7 @@ pytest, and ``["pytest;", "rm", "-rf", "."]`` looks for a program named ``pytest
 Each call starts a new process whose working directory is the disposable copy, so
 nothing carries over: a ``cd`` in one call (inside ``sh -c``) cannot move the next.
 The child gets the same scrubbed environment as ``run_tests`` and the same sweep of
-leftover processes when it ends (``labkit.pytest_run``); stdout and stderr come back
+leftover processes when it ends (``labkit.pytest_run``, ``labkit.reaper``); stdout and stderr come back
 apart, each cut head and tail with a marker saying how many bytes were cut.
 
 This is not a sandbox: a command runs with your permissions. The permission gate
@@ -15,7 +15,7 @@ This is not a sandbox: a command runs with your permissions. The permission gate
 from __future__ import annotations
 
 import os
-import secrets
+import shutil
 import subprocess
 import threading
 from collections import deque
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .budget import marker
-from .pytest_run import RUN_MARKER, _kill_group, _kill_marked, child_environment
+from .pytest_run import REAPER, _kill_group, _stop_reaper, child_environment
 from .tools import RepoTools
 
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
@@ -80,17 +80,14 @@ def run_command(root, command, *, timeout: float = DEFAULT_TIMEOUT,
     """
     command = _checked_command(command)
     timeout = _checked_timeout(timeout)
-    run_marker = secrets.token_hex(8)
+    env = child_environment()
+    program = _program(command[0], Path(root), env)
     group = {"start_new_session": True} if os.name == "posix" else {
         "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     try:
         process = subprocess.Popen(
-            command, cwd=Path(root), env={**child_environment(), RUN_MARKER: run_marker},
+            REAPER + [program, *command[1:]], cwd=Path(root), env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no program named {command[0][:200]!r} was found on PATH; "
-                                "there is no shell, so give the program itself, e.g. "
-                                "[\"python\", \"-m\", \"pytest\"]") from None
     except PermissionError:
         raise PermissionError(f"{command[0][:200]!r} is not a program that can be run") from None
     ends = {name: _Ends(limit // 2) for name in ("stdout", "stderr")}
@@ -103,9 +100,9 @@ def run_command(root, command, *, timeout: float = DEFAULT_TIMEOUT,
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
+        _stop_reaper(process)  # it kills everything the command started
     finally:
-        _kill_group(process)     # children still in the group
-        _kill_marked(run_marker)  # and those that left it
+        _kill_group(process)  # what the reaper could not end, or all there is without one
         process.wait()
         for reader in readers:
             reader.join(timeout=5)
@@ -141,6 +138,18 @@ class ShellTools:
                           timeout=arguments.get("timeout", DEFAULT_TIMEOUT))
         return {"exit_code": run.exit_code, "timed_out": run.timed_out,
                 "stdout": run.stdout, "stderr": run.stderr}
+
+
+def _program(name: str, root: Path, env: dict) -> str:
+    """The program file ``name`` stands for, found as the child would find it (the reaper
+    starts it, so a missing program must be caught here, with advice for the model)."""
+    found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else (
+        str(root / name) if os.access(root / name, os.X_OK) and (root / name).is_file() else None)
+    if found is None:
+        raise FileNotFoundError(f"no program named {name[:200]!r} was found on PATH; "
+                                "there is no shell, so give the program itself, e.g. "
+                                "[\"python\", \"-m\", \"pytest\"]")
+    return found
 
 
 def _checked_command(command) -> list:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from labkit import sample_copy
 from labkit.gate import Policy, allow, check_command, deny
-from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH, RUN_MARKER
+from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH
 from labkit.shell import ShellTools, run_command
 
 HANG = 60.0  # returning later than the timeout plus this is a hang, not a slow machine
@@ -141,9 +141,9 @@ def test_a_command_that_hangs_is_stopped_on_time_with_all_it_started(copy, safet
 
 
 @needs_proc
-def test_a_process_that_hides_from_the_sweep_survives_but_does_not_hold_it_up(copy,
-                                                                            safety_tally):
-    """The documented limit: a process that leaves the group and replaces its environment."""
+def test_a_process_that_leaves_the_group_and_clears_its_environment_is_stopped_too(copy,
+                                                                               safety_tally):
+    """The reaper (labkit/reaper.py) adopts orphans whatever they did to group or environment."""
     run = run_command(copy, python(PRELUDE + textwrap.dedent("""
         hidden = subprocess.Popen(["env", "-i", sys.executable, "-c", "import time; time.sleep(120)"],
                                   start_new_session=True, stdout=sys.stdout)
@@ -154,19 +154,21 @@ def test_a_process_that_hides_from_the_sweep_survives_but_does_not_hold_it_up(co
     try:
         safety_tally["hostile commands run"] += 1
         assert not run.timed_out
-        assert "a process started by the command is still running" in run.stderr
-        assert process_alive(hidden, wait=0), "the sweep now stops it: update SECURITY.md"
+        assert "still running" not in run.stderr
+        assert not process_alive(hidden), "a process with a new environment outlived the command"
     finally:
-        os.kill(hidden, signal.SIGKILL)
+        if process_alive(hidden, wait=0):
+            os.kill(hidden, signal.SIGKILL)
 
 
+@needs_proc
 def test_a_command_cannot_see_the_parents_secrets_or_read_stdin(copy, monkeypatch, safety_tally):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-4712")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_fake_4713")
     run = run_command(copy, python("import json, os; print(json.dumps(dict(os.environ)))"))
     safety_tally["hostile commands run"] += 1
     seen = json.loads(run.stdout)
-    assert set(seen) <= {*PASSED_THROUGH, *FIXED_ENV, RUN_MARKER}
+    assert set(seen) <= {*PASSED_THROUGH, *FIXED_ENV}
     assert "sk-fake" not in run.stdout and "ghp_fake" not in run.stdout
     start = time.monotonic()
     assert run_command(copy, ["cat"], timeout=5).exit_code == 0  # stdin is empty, not ours
