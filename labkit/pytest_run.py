@@ -58,15 +58,9 @@ def run_pytest(root: Path, *, timeout: float = 30.0, tail_bytes: int = 8000) -> 
     tail = deque()
     reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True)
     reader.start()
-    timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop_reaper(process)
+        timed_out = wait_and_sweep(process, timeout)
     finally:
-        _kill_group(process)  # what the reaper could not end, or all there is without one
-        process.wait()
         reader.join(timeout=5)
     output = without_durations(b"".join(tail.copy())[-tail_bytes:].decode("utf-8", errors="replace"))
     if timed_out:
@@ -74,6 +68,21 @@ def run_pytest(root: Path, *, timeout: float = 30.0, tail_bytes: int = 8000) -> 
     if reader.is_alive():  # a process we could not stop still holds the output open
         output += "\n[labkit: a process started by the tests is still running]"
     return PytestRun(process.returncode, output, timed_out)
+
+
+def wait_and_sweep(process: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``process`` (started as ``REAPER + command`` in a
+    new session), then end everything it started; True if it had to be stopped."""
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _stop_reaper(process)  # it kills everything the command started
+    finally:
+        _kill_group(process)  # what the reaper could not end, or all there is without one
+        process.wait()
+    return timed_out
 
 
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?= *=*$)", re.MULTILINE)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .budget import marker
-from .pytest_run import REAPER, _kill_group, _stop_reaper, child_environment
+from .pytest_run import REAPER, child_environment, wait_and_sweep
 from .tools import RepoTools
 
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
@@ -95,15 +95,9 @@ def run_command(root, command, *, timeout: float = DEFAULT_TIMEOUT,
                for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))]
     for reader in readers:
         reader.start()
-    timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop_reaper(process)  # it kills everything the command started
+        timed_out = wait_and_sweep(process, timeout)
     finally:
-        _kill_group(process)  # what the reaper could not end, or all there is without one
-        process.wait()
         for reader in readers:
             reader.join(timeout=5)
     stderr = ends["stderr"].text()
