@@ -71,6 +71,8 @@ bench: setup
 	$(BIN)/python bench/replay_server.py
 	$(BIN)/python bench/widgets.py
 	$(BIN)/python bench/loop_copies.py
+	$(BIN)/python bench/linear_check.py
+	$(BIN)/python bench/autograde.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 lock:

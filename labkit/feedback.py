@@ -1,19 +1,19 @@
-"""Try a learner's function on cases and explain, kindly and precisely, the first miss.
+"""Try a learner's answer on cases and explain, kindly and precisely, the first miss.
 
 An exercise's check is a list of :class:`Case` objects and a ``problem`` function
 that says what is wrong with an answer (or ``None`` when it is right). ``run_cases``
-calls the learner's function on each case, prints what was tried, what came back,
-what was expected and a hint, and raises ``CheckFailed`` (an ``AssertionError``) with
-the same short message, so that nbgrader scores the test cell 0. Expected values
-always come from the course's own code or are written by hand, never from the
-learner's function.
+runs the answer on every case in a fresh process (:mod:`labkit.isolated`), then, here,
+prints what was tried, what came back, what was expected and a hint, and raises
+``CheckFailed`` (an ``AssertionError``) with the same short message, so that nbgrader
+scores the test cell 0. Expected values never come from the learner's code.
 """
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+
+from .isolated import AnswerError, run_answer
 
 #: What a learner sees when they run a check before writing any code.
 STUB_ADVICE = "replace the `raise NotImplementedError()` line with your code"
@@ -28,54 +28,65 @@ class CheckFailed(AssertionError):
 
 
 @dataclass(frozen=True)
+class Answer:
+    """A learner's answer as the check runs it: the answer cell's source and the name it defines."""
+
+    source: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Case:
     """One try of the learner's function.
 
-    ``make`` returns fresh arguments each time it is called, so a function that
-    changes its input cannot spoil the expected value. ``shown`` says in words what
-    the arguments are, for inputs too long to print.
+    ``arguments`` is plain data (see :mod:`labkit.isolated` for the two special values,
+    a ``Checks`` and a tools object): the answer gets its own copy in its own process,
+    so whatever it changes, these stay as they were. ``shown`` says in words what the
+    arguments are, for inputs too long to print.
     """
 
     label: str
-    make: Callable[[], tuple]
+    arguments: list
     expected: Any
     shown: str = ""
     hint: str = ""
 
 
-def run_cases(function, cases, problem, *, what: str, error_hints: dict | None = None,
-              observe=None) -> None:
-    """Run ``function`` on every case; print a success line, or explain the first miss and raise.
+def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
+              observe=None, conversation: bool = False) -> None:
+    """Run the answer on every case in a fresh process; print a success line, or explain the
+    first miss and raise.
 
-    ``problem(got, case, arguments)`` returns a sentence naming the mistake, or None.
-    ``error_hints`` maps exception types the learner's code may raise to advice.
-    ``observe(got, arguments)`` picks what to show as "got" (default: the return value).
+    ``problem(got, case, outcome)`` returns a sentence naming the mistake, or None.
+    ``error_hints`` maps names of exception types the learner's code may raise to advice.
+    ``observe(got, outcome)`` picks what to show as "got" (default: the return value).
     """
-    if not callable(function):
-        fail(f"{what} should be a function, but it is {show(function, 80)}",
-             hint="define it with `def` in the answer cell above and run that cell first")
-    name = getattr(function, "__name__", "your function")
-    for number, case in enumerate(cases, 1):
-        arguments = case.make()
+    try:
+        outcomes = run_answer(answer.source, answer.name, [case.arguments for case in cases],
+                              conversation=conversation)
+    except AnswerError as exc:
+        fail(f"{what}: {exc}", hint=None)
+    name = answer.name
+    for number, (case, outcome) in enumerate(zip(cases, outcomes), 1):
         heading = f"{name}: case {number} of {len(cases)}, {case.label}"
-        tried = case.shown or f"{name}({', '.join(show(a, 200) for a in arguments)})"
-        try:
-            got, error = function(*arguments), None
-        except Exception as exc:  # the learner's exception becomes feedback, not a traceback
-            got, error = None, exc
-        if error is not None:  # raised outside the except block, so no chained traceback
+        tried = case.shown or f"{name}({', '.join(show(a, 200) for a in case.arguments)})"
+        if outcome.raised is not None:
+            error = outcome.raised
             report(heading, tried=tried, expected=case.expected,
-                   mistake=describe_exception(error, function),
-                   hint=None if isinstance(error, NotImplementedError)
+                   mistake=describe_exception(error),
+                   hint=None if error.type == "NotImplementedError"
                    else _error_hint(error, error_hints) or case.hint)
-            fail(f"{heading}: your function raised {type(error).__name__}", printed=True)
-        mistake = problem(got, case, arguments)
+            fail(f"{heading}: your function raised {error.type}", printed=True)
+        mistake = problem(outcome.returned, case, outcome)
         if mistake:
-            shown = observe(got, arguments) if observe else got
+            shown = observe(outcome.returned, outcome) if observe else outcome.returned
             report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
                    hint=case.hint)
             fail(f"{heading}: {mistake}", printed=True)
-    print(f"All {len(cases)} cases passed: {'; '.join(case.label for case in cases)}.")
+    fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
+    drawn = len(cases) - len(fixed)
+    print(f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+          + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:
@@ -83,9 +94,10 @@ def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=Non
     lines = [f"Not yet. {heading}"]
     if tried:
         lines.append(f"  tried:    {tried}")
-    if got is not ...:
-        lines.append(f"  got:      {show(got)}")
-    if expected is not ...:
+    if got is not ... and expected is not ...:
+        mine, theirs = shown_apart(got, expected)
+        lines += [f"  got:      {mine}", f"  expected: {theirs}"]
+    elif expected is not ...:
         lines.append(f"  expected: {show(expected)}")
     if mistake:
         lines.append(f"  problem:  {mistake}")
@@ -101,15 +113,15 @@ def fail(message: str, *, hint: str | None = None, printed: bool = False):
     raise CheckFailed(message)
 
 
-def describe_exception(exc: BaseException, function=None) -> str:
-    """Say which exception the learner's code raised, and on which of its lines."""
-    if isinstance(exc, NotImplementedError):
+def describe_exception(error) -> str:
+    """Say which exception the learner's code raised (a :class:`~labkit.isolated.Raised`),
+    and on which of its lines."""
+    if error.type == "NotImplementedError":
         return f"your function raised NotImplementedError: {STUB_ADVICE}"
-    text = f"your function raised {type(exc).__name__}"
-    if str(exc):
-        text += f": {str(exc)[:300]}"
-    where = _learner_line(exc, function)
-    return f"{text} (at `{where}`)" if where else text
+    text = f"your function raised {error.type}"
+    if error.message:
+        text += f": {error.message}"
+    return f"{text} (at `{error.line}`)" if error.line else text
 
 
 def show(value, limit: int = 300) -> str:
@@ -121,17 +133,27 @@ def show(value, limit: int = 300) -> str:
     return f"{text[:keep]} ... {text[-keep:]} ({len(text):,} characters)"
 
 
-def _error_hint(exc: BaseException, hints: dict | None) -> str | None:
-    for kind, hint in (hints or {}).items():
-        if isinstance(exc, kind):
+def shown_apart(got, expected, limit: int = 300) -> tuple:
+    """``repr`` of both values; when either is long, a window of each around where they first
+    differ, so the learner sees the difference and not two halves cut in the middle."""
+    mine, theirs = repr(got), repr(expected)
+    if len(mine) <= limit and len(theirs) <= limit:
+        return mine, theirs
+    at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b),
+              min(len(mine), len(theirs)))
+    return _window(mine, at, limit), _window(theirs, at, limit)
+
+
+def _window(text: str, at: int, limit: int) -> str:
+    start = max(0, at - limit // 3)
+    end = min(len(text), start + limit)
+    return ((f"...{text[start:end]}" if start else text[start:end])
+            + ("..." if end < len(text) else "")
+            + f" ({len(text):,} characters; the first difference is at character {at:,})")
+
+
+def _error_hint(error, hints: dict | None) -> str | None:
+    for kinds, hint in (hints or {}).items():
+        if error.type in ((kinds,) if isinstance(kinds, str) else kinds):
             return hint
     return None
-
-
-def _learner_line(exc: BaseException, function) -> str | None:
-    """The innermost line of the learner's own code in the traceback, if it can be found."""
-    code = getattr(function, "__code__", None)
-    frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if code is not None and f.filename == code.co_filename]
-    frame = (mine or frames[-1:] or [None])[-1]
-    return frame.line.strip() if frame is not None and frame.line else None

@@ -7,7 +7,7 @@ answer between ``### BEGIN SOLUTION`` and ``### END SOLUTION``) followed by its
 rules; ``lay_out_course`` builds the course directory nbgrader works in.
 
     python -m labkit.grading check [NOTEBOOK ...]   # default: notebooks/*.ipynb
-    python -m labkit.grading course DIR             # an nbgrader course made from notebooks/
+    python -m labkit.grading course DIR [--cell-timeout SECONDS]   # an nbgrader course
 """
 
 from __future__ import annotations
@@ -173,11 +173,42 @@ def course_problems(paths) -> dict:
     return report
 
 
-def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR) -> list:
+#: The settings ``lay_out_course`` writes: the course's id, and autograding that never drops a
+#: submission and takes the grades of test cells from outside the learner's kernel.
+CONFIG = """\
+c = get_config()  # noqa: F821  (written by `python -m labkit.grading course`)
+c.CourseDirectory.course_id = "agent-loop"
+
+# A cell may run {cell_timeout} s; then it is interrupted, and a kernel that ignores the
+# interrupt is restarted, so one hanging answer scores 0 on its cell and grading goes on.
+c.Execute.timeout = {cell_timeout}
+c.Execute.interrupt_on_timeout = True
+c.Execute.raise_on_iopub_timeout = False
+c.ExecuteKillingHangs.interrupt_grace = 5
+
+# Each graded test cell is graded again outside the kernel, from the answer cell's source
+# (the learner's code can patch anything inside the kernel); that verdict is the score.
+c.RegradeOutsideKernel.answer_timeout = {answer_timeout}
+c.Autograde.autograde_preprocessors = [
+    "labkit.regrade.ExecuteKillingHangs",
+    "labkit.regrade.RegradeOutsideKernel",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+"""
+
+
+def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR, *, cell_timeout: int = 120,
+                   answer_timeout: int = 30) -> list:
     """Make ``root`` an nbgrader course: ``source/<lesson>/<lesson>.ipynb``, one per notebook.
 
     Each lesson is its own assignment, so a workshop can release and grade them one
-    at a time. Returns the assignment names.
+    at a time. Writes ``nbgrader_config.py`` (see ``CONFIG``) unless there is one.
+    Returns the assignment names.
     """
     root, names = Path(root), []
     for notebook in sorted(Path(notebooks_dir).glob("*.ipynb")):
@@ -187,15 +218,16 @@ def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR) -> list:
         names.append(notebook.stem)
     config = root / "nbgrader_config.py"
     if not config.exists():
-        config.write_text('c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = '
-                          '"agent-loop"\n', encoding="utf-8")
+        config.write_text(CONFIG.format(cell_timeout=cell_timeout, answer_timeout=answer_timeout),
+                          encoding="utf-8")
     return names
 
 
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["course"] and len(args) == 2:
-        names = lay_out_course(args[1])
+    if args[:1] == ["course"] and len(args) in (2, 4) and args[2:3] in ([], ["--cell-timeout"]):
+        timeout = int(args[3]) if len(args) == 4 else 120
+        names = lay_out_course(args[1], cell_timeout=timeout)
         print(f"{args[1]}: an nbgrader course with {len(names)} assignments: {', '.join(names)}")
         return 0
     if args[:1] == ["check"]:

@@ -1,16 +1,25 @@
-"""nbgrader end to end, on the course's own notebooks.
+"""nbgrader end to end, on the course's own notebooks: a graded class.
 
-nbgrader generates the student edition; its ``autograde`` scores the untouched
-student edition 0 on every test cell, with feedback, and the reference notebooks
-full marks. The student edition is shown to be the reference with only the answers
-(and hidden tests) taken out, so the reference run is the student edition with its
-answers restored. Plausible wrong answers are appended to the reference submission,
-each followed by its test cell: every test cell must fail on each and name the
-mistake, then pass again on the restored reference answer.
+nbgrader generates the student edition; one ``nbgrader autograde`` per course copy grades
+a class of learners, and every score is asserted from the gradebook:
+
+- ``reference``: the reference notebooks (full marks), with probe cells appended: each
+  wrong answer of ``tests/answers.py`` followed by its test cell, then the reference
+  answer and the test cell again, run in the kernel (the probes are not graded);
+- ``untouched``: the student edition as released (0 on every test cell);
+- ``own_style``: right answers written differently from the reference (full marks);
+- ``wrong_a``, ``wrong_b``: the wrong answers the issue lists (0 on those cells);
+- ``cheater``: each cheat of ``CHEATS`` (0 on those cells, full marks on the honest one);
+- ``a_hangs``: an answer cell that loops forever ignoring SIGINT (0 on that cell, full
+  marks on the next one, and the learners after it in the same run still graded).
+
+The student edition is shown to be the reference with only the answers (and hidden
+tests) taken out, so the reference run is the student edition with its answers restored.
 """
 
 import copy
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +28,11 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from answers import WRONG
+from answers import ANSWER_NAMES, CHEATS, HANG, RIGHT, WRONG
 from labkit import exercises as checks
 from labkit.feedback import STUB_ADVICE
 from labkit.grading import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, NOTEBOOKS_DIR, course_problems,
-                            exercises, nbgrader_role)
+                            exercises, lay_out_course, nbgrader_role)
 from labkit.student import generate_edition, nbgrader, update_student_edition
 
 LESSONS = ("01_one_file_read", "02_streamed_turn", "03_tool_results", "04_repair_and_verify",
@@ -32,17 +41,60 @@ TWO_IDEAS = {"02_streamed_turn", "05_failure_cases"}  # two exercises each
 STUB = "raise NotImplementedError()"
 
 
-SUBMISSIONS = ("untouched", "reference")
+def wrong(check, mistake):
+    return next(w.source for w in WRONG[check] if w.mistake == mistake)
+
+
+def cheat(check):
+    return next(source for target, source in CHEATS.values() if target == check)
+
+
+#: learner -> {check: the source of its answer cell}; lessons with no answer given are not
+#: submitted (fewer notebooks, same proof). "reference" and "untouched" are built apart.
+LEARNERS = {
+    "own_style": dict(RIGHT),
+    "wrong_a": {
+        "check_tool_message": wrong("check_tool_message", "empties the result after dumping it"),
+        "check_assemble_content": wrong("check_assemble_content", "quadratic: the text kept in a "
+                                        "dict and rebuilt with + per fragment"),
+        "check_may_dispatch": wrong("check_may_dispatch",
+                                    "a table of the visible cases, by len(chunks)"),
+        "check_append_results": wrong("check_append_results",
+                                      "consumes the calls with tool_calls.pop(0)"),
+        "check_repair_verdict": wrong("check_repair_verdict", "ignores the exit code: passed > 0, "
+                                      "failed == 0, hashes equal"),
+        "check_bounded_prediction": wrong("check_bounded_prediction", "True where an int is asked"),
+        "check_stop_predictions": wrong("check_stop_predictions",
+                                        "a str subclass that equals everything"),
+    },
+    "wrong_b": {
+        "check_repair_verdict": wrong("check_repair_verdict",
+                                      "parses pytest's text instead of the exit code"),
+        "check_bounded_prediction": wrong("check_bounded_prediction", "1.0 where an int is asked"),
+        "check_stop_predictions": RIGHT["check_stop_predictions"],
+    },
+    "cheater": {**{check: cheat(check) for check, _ in CHEATS.values()},
+                "check_may_dispatch": RIGHT["check_may_dispatch"]},
+    "a_hangs": {"check_assemble_content": HANG, "check_may_dispatch": RIGHT["check_may_dispatch"]},
+}
+#: The cells each learner must pass; every other graded cell it submitted must score 0.
+PASSES = {"own_style": set(RIGHT), "wrong_a": set(), "wrong_b": {"check_stop_predictions"},
+          "cheater": {"check_may_dispatch"}, "a_hangs": {"check_may_dispatch"}}
+#: Two course copies, autograded at the same time (one nbgrader run each, learners in order).
+GROUPS = {"a": ("reference", "untouched", "own_style"),
+          "b": ("a_hangs", "cheater", "wrong_a", "wrong_b")}
+CELL_TIMEOUT, ANSWER_TIMEOUT = 20, 10
 
 
 @dataclass
 class Course:
     release: Path  # what nbgrader generate_assignment made: release/<lesson>/<lesson>.ipynb
-    roots: dict  # submission -> its nbgrader course directory
-    autograded: dict  # submission -> lesson -> the notebook as autograde executed it
+    roots: dict  # learner -> its nbgrader course directory
+    autograded: dict  # learner -> lesson -> the notebook as autograde executed it
     student: Path  # what `make student`'s code made, in a fresh folder
     added: list
     kept: list
+    seconds: dict  # group -> (seconds autograde took, notebooks graded)
 
 
 def read(path):
@@ -81,46 +133,128 @@ def with_probes(reference):
     return notebook
 
 
+def submission(release, learner, name):
+    """The notebook ``learner`` hands in for lesson ``name``, or None when it hands in none."""
+    if learner == "reference":
+        return with_probes(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+    notebook = read(release / name / f"{name}.ipynb")
+    if learner == "untouched":
+        return notebook
+    given = LEARNERS[learner]
+    answered = False
+    for exercise in exercises(notebook):
+        if exercise.check in given:
+            source = given[exercise.check].replace("$name", ANSWER_NAMES[exercise.check])
+            notebook.cells[exercise.answer_index].source = source
+            answered = True
+    return notebook if answered else None
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """nbgrader generates once; the untouched and the reference submissions are autograded in
-    two copies of that course at the same time, while `make student`'s code runs here."""
+    """nbgrader generates once; two copies of that course are autograded at the same time,
+    one nbgrader run each, while `make student`'s code runs here."""
     missing = [name for name in LESSONS if not (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
     assert not missing, f"notebooks/ lacks {missing}"
     base, student = tmp_path_factory.mktemp("course"), tmp_path_factory.mktemp("student")
+    lay_out_course(base, cell_timeout=CELL_TIMEOUT, answer_timeout=ANSWER_TIMEOUT)
     with ThreadPoolExecutor(2) as pool:  # the threads only wait on nbgrader's processes
         generated = pool.submit(generate_edition, base, NOTEBOOKS_DIR, gradebook=True)
         added, kept = update_student_edition(into=student, notebooks_dir=NOTEBOOKS_DIR)
         generated.result()
-        roots = {who: base.parent / f"{base.name}-{who}" for who in SUBMISSIONS}
-        for who, root in roots.items():
+        group_roots, roots, counts = {}, {}, {}
+        for group, learners in GROUPS.items():
+            root = group_roots[group] = base.parent / f"{base.name}-{group}"
             shutil.copytree(base, root)
-            for name in LESSONS:
-                notebook = read(root / "release" / name / f"{name}.ipynb")
-                if who == "reference":
-                    notebook = with_probes(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
-                (root / "submitted" / who / name).mkdir(parents=True)
-                nbformat.write(notebook, root / "submitted" / who / name / f"{name}.ipynb")
-        grading = [pool.submit(nbgrader, root, "autograde", "*", timeout=900)
-                   for root in roots.values()]
-        for graded in grading:
-            graded.result()
-    autograded = {who: {name: read(root / "autograded" / who / name / f"{name}.ipynb")
-                        for name in LESSONS} for who, root in roots.items()}
-    return Course(base / "release", roots, autograded, student, added, kept)
+            counts[group] = 0
+            for learner in learners:
+                roots[learner] = root
+                for name in LESSONS:
+                    notebook = submission(base / "release", learner, name)
+                    if notebook is not None:
+                        (root / "submitted" / learner / name).mkdir(parents=True)
+                        nbformat.write(notebook, root / "submitted" / learner / name /
+                                       f"{name}.ipynb")
+                        counts[group] += 1
+
+        def autograde(group):
+            start = time.perf_counter()
+            nbgrader(group_roots[group], "autograde", "*", timeout=1800)
+            return time.perf_counter() - start
+
+        seconds = dict(zip(GROUPS, pool.map(autograde, GROUPS)))
+    autograded = {learner: {name: read(path) for name in LESSONS
+                            if (path := root / "autograded" / learner / name /
+                                f"{name}.ipynb").exists()}
+                  for learner, root in roots.items()}
+    return Course(base / "release", roots, autograded, student, added, kept,
+                  {group: (seconds[group], counts[group]) for group in GROUPS})
 
 
 @pytest.fixture(scope="module")
 def scores(course):
-    from nbgrader.api import Gradebook
+    """(learner, lesson) -> {test cell's grade_id: (score, max score)}, from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
 
     found = {}
-    for who, root in course.roots.items():
+    for learner, root in course.roots.items():
         with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
             for name in LESSONS:
-                notebook = gradebook.find_submission_notebook(name, name, who)
-                found[who, name] = {g.name: (g.score, g.max_score) for g in notebook.grades}
+                try:
+                    notebook = gradebook.find_submission_notebook(name, name, learner)
+                except MissingEntry:
+                    continue
+                grades = {g.name: (g.score, g.max_score) for g in notebook.grades}
+                if grades:
+                    found[learner, name] = grades
     return found
+
+
+def test_every_learner_gets_exactly_the_scores_their_answers_earn(course, scores):
+    checks_by_test = {e.test_id: e.check for name in LESSONS
+                      for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))}
+    for learner, given in LEARNERS.items():
+        lessons = [name for name in LESSONS if submission(course.release, learner, name)]
+        assert lessons, learner
+        for name in lessons:
+            assert (learner, name) in scores, f"{learner}'s {name} was not graded (dropped?)"
+            for test_id, (score, top) in scores[learner, name].items():
+                check = checks_by_test[test_id]
+                wanted = top if check in PASSES[learner] else 0
+                assert check in given or score == 0, (learner, name, test_id, score)
+                assert score == wanted, (learner, name, test_id, score, top)
+
+
+def test_the_hang_scored_zero_without_dropping_the_notebook_or_the_learners_after_it(course):
+    notebook = course.autograded["a_hangs"]["02_streamed_turn"]
+    answer = next(cell for cell in notebook.cells
+                  if nbgrader_role(cell) == "answer" and "SIG_IGN" in cell.source)
+    raised, text = outcome(answer)
+    assert raised and "CellTimeoutError" in text, text
+    test = next(cell for cell in notebook.cells if nbgrader_role(cell) == "test")
+    assert "did not finish within" in outcome(test)[1]
+    later = [learner for learner in GROUPS["b"] if learner > "a_hangs"]
+    assert later and all(course.autograded[learner] for learner in later)
+
+
+def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores):
+    for what, (check, _) in CHEATS.items():
+        name, exercise = next((name, e) for name in LESSONS
+                              for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+                              if e.check == check)
+        score, _ = scores["cheater", name][exercise.test_id]
+        assert score == 0, what
+        cell = course.autograded["cheater"][name].cells[exercise.test_index]
+        raised, text = outcome(cell)
+        assert raised and "Graded outside the notebook's kernel" in text, (what, text)
+
+
+def test_autograde_time_per_learner_per_lesson_is_reported(course, capsys):
+    with capsys.disabled():
+        for group, (seconds, notebooks) in course.seconds.items():
+            print(f"\nautograde group {group}: {seconds:.0f} s for {notebooks} notebooks, "
+                  f"{seconds / notebooks:.1f} s per learner per lesson")
+    assert all(notebooks for _, notebooks in course.seconds.values())
 
 
 def test_every_lesson_has_valid_graded_exercises_using_every_check():
@@ -182,16 +316,17 @@ def test_every_test_cell_fails_on_the_unanswered_stub_with_readable_feedback(cou
         for cell in tests:
             raised, text = outcome(cell)
             assert raised and "Not yet." in text, (name, cell.source, text)
-            assert f"NotImplementedError: {STUB_ADVICE}" in text or "no value yet" in text, text
+            assert f"NotImplementedError: {STUB_ADVICE}" in text or "not answered yet" in text, \
+                text
 
 
-def test_the_untouched_student_edition_runs_with_errors_only_in_exercise_cells(course):
+def test_the_untouched_student_edition_runs_with_errors_only_in_test_cells(course):
+    """Lesson 05's unanswered predictions included: the demonstrations after them all run."""
     for name, notebook in course.autograded["untouched"].items():
         for index, cell in enumerate(notebook.cells):
             raised, text = outcome(cell) if cell.cell_type == "code" else (False, "")
-            if raised and nbgrader_role(cell) != "test":
-                assert nbgrader_role(cell) == "answer" and "NotImplementedError" in text, \
-                    (name, index, text)
+            if raised:
+                assert nbgrader_role(cell) == "test", (name, index, text)
 
 
 def probes(course, kind):
