@@ -17,6 +17,7 @@ a passed one leaves only the feedback text, which scores full marks.
 
 from __future__ import annotations
 
+import asyncio
 from queue import Empty
 
 from jupyter_core.utils import ensure_async, run_sync
@@ -31,10 +32,19 @@ from .grading import HIDDEN_BEGIN, exercises
 
 
 class ExecuteKillingHangs(Execute):
-    """nbgrader's Execute, restarting a kernel that does not stop when interrupted."""
+    """nbgrader's Execute, restarting a kernel that does not stop when interrupted.
+
+    The restart waits until nbclient has finished with the cell. While the cell is
+    still being judged, nbclient reads the kernel's IOPub socket in a task of its own;
+    a second reader there (``wait_for_ready`` after a restart) can lose a message to it
+    and then wait forever for one that never comes, which is how a whole autograde run
+    once hung. So a timeout only notes that the kernel must go, and the cell, once
+    finished, restarts it.
+    """
 
     interrupt_grace = Integer(5, help="Seconds an interrupted kernel has to stop before it is "
                                       "restarted").tag(config=True)
+    _kernel_must_restart = False
 
     async def _async_handle_timeout(self, timeout, cell=None):
         self.log.error("A cell ran past its %i s timeout: interrupting the kernel", timeout)
@@ -42,27 +52,34 @@ class ExecuteKillingHangs(Execute):
         try:
             await ensure_async(self.kc.shell_channel.get_msg(timeout=self.interrupt_grace))
         except Empty:
-            self.log.error("The kernel ignored the interrupt: restarting it; the cells after "
-                           "this one run in a fresh kernel")
-            await ensure_async(self.km.restart_kernel(now=True))
-            await ensure_async(self.kc.wait_for_ready(timeout=120))
+            self.log.error("The kernel ignored the interrupt: it will be restarted, and the "
+                           "cells after this one run in a fresh kernel")
+            self._kernel_must_restart = True
         return {"content": {**self.error_on_timeout, "status": "error"}}
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None,
                                  store_history=True):
-        """Run one cell; if the kernel dies in it (``os._exit``...), start a fresh one and go on."""
+        """Run one cell; if its kernel hung or died, start a fresh one and go on."""
         try:
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         except DeadKernelError:
             self.log.error("The kernel died in cell %i: starting a fresh one", cell_index)
-            await ensure_async(self.km.restart_kernel(now=True))
-            await ensure_async(self.kc.wait_for_ready(timeout=120))
             cell.outputs.append(new_output("error", ename="DeadKernelError",
                                            evalue="the kernel died while running this cell",
                                            traceback=["DeadKernelError: the kernel died while "
                                                       "running this cell"]))
+            self._kernel_must_restart = True
             return cell
+        finally:
+            if self._kernel_must_restart:
+                self._kernel_must_restart = False
+                await self._fresh_kernel()
+
+    async def _fresh_kernel(self) -> None:
+        await asyncio.sleep(0)  # let the cancelled readers of the old kernel finish first
+        await ensure_async(self.km.restart_kernel(now=True))
+        await ensure_async(self.kc.wait_for_ready(timeout=120))
 
     execute_cell = run_sync(async_execute_cell)
 

@@ -398,3 +398,9 @@ signal.signal(signal.SIGINT, signal.SIG_IGN)
 while True:
     pass
 """
+
+#: An answer cell that kills its own kernel (nbclient sees a dead kernel; it must be restarted).
+DIES = """
+import os
+os._exit(3)
+"""

@@ -11,7 +11,8 @@ a class of learners, and every score is asserted from the gradebook:
 - ``wrong_a``, ``wrong_b``: the wrong answers the issue lists (0 on those cells);
 - ``cheater``: each cheat of ``CHEATS`` (0 on those cells, full marks on the honest one);
 - ``a_hangs``: an answer cell that loops forever ignoring SIGINT (0 on that cell, full
-  marks on the next one, and the learners after it in the same run still graded).
+  marks on the next one, and the learners after it in the same run still graded);
+- ``a_kills``: an answer cell that kills its kernel with ``os._exit`` (the same).
 
 The student edition is shown to be the reference with only the answers (and hidden
 tests) taken out, so the reference run is the student edition with its answers restored.
@@ -28,7 +29,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from answers import ANSWER_NAMES, CHEATS, HANG, RIGHT, WRONG
+from answers import ANSWER_NAMES, CHEATS, DIES, HANG, RIGHT, WRONG
 from labkit import exercises as checks
 from labkit.feedback import STUB_ADVICE
 from labkit.grading import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, NOTEBOOKS_DIR, course_problems,
@@ -76,13 +77,15 @@ LEARNERS = {
     "cheater": {**{check: cheat(check) for check, _ in CHEATS.values()},
                 "check_may_dispatch": RIGHT["check_may_dispatch"]},
     "a_hangs": {"check_assemble_content": HANG, "check_may_dispatch": RIGHT["check_may_dispatch"]},
+    "a_kills": {"check_assemble_content": DIES, "check_may_dispatch": RIGHT["check_may_dispatch"]},
 }
 #: The cells each learner must pass; every other graded cell it submitted must score 0.
 PASSES = {"own_style": set(RIGHT), "wrong_a": set(), "wrong_b": {"check_stop_predictions"},
-          "cheater": {"check_may_dispatch"}, "a_hangs": {"check_may_dispatch"}}
+          "cheater": {"check_may_dispatch"}, "a_hangs": {"check_may_dispatch"},
+          "a_kills": {"check_may_dispatch"}}
 #: Two course copies, autograded at the same time (one nbgrader run each, learners in order).
 GROUPS = {"a": ("reference", "untouched", "own_style"),
-          "b": ("a_hangs", "cheater", "wrong_a", "wrong_b")}
+          "b": ("a_hangs", "a_kills", "cheater", "wrong_a", "wrong_b")}
 CELL_TIMEOUT, ANSWER_TIMEOUT = 20, 10
 
 
@@ -179,7 +182,8 @@ def course(tmp_path_factory):
 
         def autograde(group):
             start = time.perf_counter()
-            nbgrader(group_roots[group], "autograde", "*", timeout=1800)
+            # minutes, not hours: a grading run that hangs must fail this test, not stall CI
+            nbgrader(group_roots[group], "autograde", "*", timeout=600)
             return time.perf_counter() - start
 
         seconds = dict(zip(GROUPS, pool.map(autograde, GROUPS)))
@@ -235,6 +239,16 @@ def test_the_hang_scored_zero_without_dropping_the_notebook_or_the_learners_afte
     assert "did not finish within" in outcome(test)[1]
     later = [learner for learner in GROUPS["b"] if learner > "a_hangs"]
     assert later and all(course.autograded[learner] for learner in later)
+
+
+def test_a_kernel_killed_by_its_answer_scores_zero_and_the_notebook_goes_on(course):
+    notebook = course.autograded["a_kills"]["02_streamed_turn"]
+    answer = next(cell for cell in notebook.cells
+                  if nbgrader_role(cell) == "answer" and "os._exit" in cell.source)
+    raised, text = outcome(answer)
+    assert raised and "DeadKernelError" in text, text
+    test = next(cell for cell in notebook.cells if nbgrader_role(cell) == "test")
+    assert "stopped unexpectedly" in outcome(test)[1], outcome(test)[1]
 
 
 def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores):
