@@ -56,9 +56,9 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 
-# Rewrite recordings/ from labkit/scripted.py (a test checks they match).
+# Rewrite recordings/ from labkit/models/scripted.py (a test checks they match).
 recordings: setup
-	$(BIN)/python -m labkit.scripted
+	$(BIN)/python -c "from labkit.models.scripted import main; main()"
 
 # Re-execute the five lessons in place and save their outputs (never edit outputs by hand).
 notebooks: setup

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.grading import NOTEBOOKS_DIR
-from labkit.student import generate_edition, nbgrader
+from labkit.settings import NOTEBOOKS_DIR
+from labkit.grading.edition import generate_edition, nbgrader
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ quadratic one well over it.
 Run: python bench/linear_check.py
 """
 
-from labkit.exercises import MAX_GROWTH, TIMING
-from labkit.isolated import run_answer
+from labkit.grading.checks import MAX_GROWTH, TIMING
+from labkit.grading.isolated import run_answer
 
 ANSWERS = {
     "join once (the reference)": """

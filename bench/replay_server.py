@@ -23,9 +23,9 @@ import httpx
 from ollama import ChatResponse
 
 from labkit import OllamaModel, ReplayModel, load_recording, serve_recording
-from labkit.scripted import PlannedTurn, turn_chunks
-from labkit.sample import PROJECT_DIR
-from labkit.wire import ollama_line
+from labkit.models.scripted import PlannedTurn, turn_chunks
+from labkit.settings import RECORDINGS_DIR
+from labkit.models.wire import ollama_line
 
 FRAGMENTS = 20_000
 MESSAGES = [{"role": "user", "content": "bench"}]
@@ -34,7 +34,7 @@ MESSAGES = [{"role": "user", "content": "bench"}]
 def long_turn() -> dict:
     """A valid recording (the bounded one's frame) whose one turn streams 20,000 chunks."""
     chunks = turn_chunks(PlannedTurn(content=" abc" * FRAGMENTS))[-FRAGMENTS - 1:]
-    frame = load_recording(PROJECT_DIR / "recordings" / "bounded.json")
+    frame = load_recording(RECORDINGS_DIR / "bounded.json")
     return {**frame, "turns": [{"request": {"messages": MESSAGES},
                                 "chunks": [{"at": at, "chunk": chunk} for at, chunk in chunks]}]}
 

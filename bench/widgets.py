@@ -16,8 +16,8 @@ import time
 
 from assembly import best_of  # bench/assembly.py, beside this file
 from labkit import assemble_turn
-from labkit.render import chunk_step_html
-from labkit.steps import TurnSteps
+from labkit.lessons.render import chunk_step_html
+from labkit.lessons.steps import TurnSteps
 
 CHUNKS = 20_000
 STEPS = (10, 10_000, 19_999)

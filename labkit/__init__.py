@@ -1,34 +1,46 @@
-"""labkit: the harness of the 'Build a coding-agent loop' course.
+"""labkit: the harness of the 'Build a coding-agent loop' course, and what the course builds on it.
 
-The loop (``agent_events``) sends the conversation to a model, assembles each
-streamed reply (``assemble_turn``), dispatches complete tool calls to
-``RepoTools`` and decides when to stop. Everything else here feeds it: disposable
-copies of the sample and the independent check, recordings and their replay, the
-live model (``OllamaModel``) and a server that replays recordings over Ollama's API.
-The lesson widgets (``ChunkStepper``, ``ConversationView``) load ipywidgets only
-when first used, so importing them needs no kernel.
+- ``labkit.harness``: what the lessons teach. The loop (``agent_events``) sends the
+  conversation to a model, assembles each streamed reply (``assemble_turn``),
+  dispatches complete tool calls to ``RepoTools`` and decides when to stop; the
+  independent check says whether the sample's tests pass. Standard library only.
+- ``labkit.models``: where replies come from: live Ollama (``OllamaModel``), a
+  recording replayed in process (``ReplayModel``) or over HTTP (``serve_recording``),
+  or a script.
+- ``labkit.recording``: an attempt captured whole, saved and loaded.
+- ``labkit.lessons``: the lessons' runs, failure cases and widgets.
+- ``labkit.grading``: the exercises' checks (``labkit.exercises``), the student edition
+  and autograding.
+- ``labkit.settings``: the defaults and folders every entry point shares.
+
+The names below are the ones the lessons use. The widgets (``ChunkStepper``,
+``ConversationView``) load ipywidgets only when first used, so importing labkit
+needs no kernel.
 """
 
-from .attempt import run_attempt
-from .lesson import LessonError, LessonRun, lesson_model, run_lesson
-from .loop import STOP_REASONS, agent_events, call_tool, tool_message
-from .ollama_model import OllamaError, OllamaModel
-from .prompt import REPAIR_TASK, SYSTEM_PROMPT
-from .recording import RecordingError, load_recording, save_recording
-from .replay import ReplayError, ReplayModel
-from .sample import Checks, run_checks, sample_copy
-from .server import serve_recording
-from .steps import TurnSteps, conversation_steps
-from .tools import RepoTools
-from .turns import Turn, TurnAssembler, assemble_turn
+from .harness import (EVENT_TYPES, MAX_TURNS, REPAIR_TASK, SOURCE_FILE, STOP_REASONS,
+                      SYSTEM_PROMPT, TEST_FILE, Chat, Checks, RepoTools, Tools, Turn,
+                      TurnAssembler, agent_events, assemble_turn, call_tool, file_sha256,
+                      run_checks, sample_copy, tool_message)
+from .lessons.failures import failure_cases, run_case
+from .lessons.lesson import (LessonError, LessonRun, lesson_model, run_lesson, time_spans,
+                             time_totals)
+from .lessons.steps import TurnSteps, conversation_steps
+from .models import (OllamaError, OllamaModel, PlannedTurn, ReplayError, ReplayModel,
+                     ScriptedChat, call, serve_recording)
+from .recording import (RecordingError, compact_event, load_recording, run_attempt,
+                        save_recording)
+from .settings import recording_path
 
 __all__ = [
-    "STOP_REASONS", "SYSTEM_PROMPT", "REPAIR_TASK", "Checks", "ChunkStepper", "ConversationView",
-    "LessonError", "LessonRun", "OllamaError", "OllamaModel", "RecordingError", "RepoTools", "ReplayError",
-    "ReplayModel", "Turn", "TurnAssembler", "TurnSteps", "agent_events", "assemble_turn",
-    "call_tool", "conversation_steps", "lesson_model", "load_recording", "run_attempt",
-    "run_checks", "run_lesson", "sample_copy", "save_recording", "serve_recording",
-    "tool_message",
+    "EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SOURCE_FILE", "STOP_REASONS", "SYSTEM_PROMPT",
+    "TEST_FILE", "Chat", "Checks", "file_sha256", "time_spans", "time_totals",
+    "ChunkStepper", "ConversationView", "LessonError", "LessonRun", "OllamaError", "OllamaModel",
+    "PlannedTurn", "RecordingError", "RepoTools", "ReplayError", "ReplayModel", "ScriptedChat",
+    "Tools", "Turn", "TurnAssembler", "TurnSteps", "agent_events", "assemble_turn", "call",
+    "call_tool", "compact_event", "conversation_steps", "failure_cases", "lesson_model",
+    "load_recording", "recording_path", "run_attempt", "run_case", "run_checks", "run_lesson",
+    "sample_copy", "save_recording", "serve_recording", "tool_message",
 ]
 
 _WIDGETS = ("ChunkStepper", "ConversationView")
@@ -37,6 +49,6 @@ _WIDGETS = ("ChunkStepper", "ConversationView")
 def __getattr__(name):
     """Import the widgets (and ipywidgets) on first use only."""
     if name in _WIDGETS:
-        from . import widgets
+        from .lessons import widgets
         return getattr(widgets, name)
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

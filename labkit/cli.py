@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from .attempt import run_attempt
-from .ollama_model import DEFAULT_HOST, DEFAULT_MODEL, OllamaError, OllamaModel
-from .recorder import capture_provenance, default_output
-from .recording import RecordingError, compact_event, load_recording, save_recording
-from .replay import ReplayModel
-from .server import serve_recording
-from .student import add_arguments as lessons_arguments, write_lessons
-from .trace import checks_line, event_line
+from .grading.edition import add_arguments as lessons_arguments, write_lessons
+from .harness.loop import positive_int
+from .models.ollama_model import OllamaError, OllamaModel
+from .models.replay import ReplayModel
+from .models.server import serve_recording
+from .recording.attempt import run_attempt
+from .recording.format import (RecordingError, compact_event, load_recording, save_recording,
+                               timestamp)
+from .settings import DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODEL, MY_RECORDINGS
+
+PREVIEW = 100  # characters of a tool result or message shown in a trace
 
 
 def main(argv=None) -> int:
@@ -49,8 +54,8 @@ def main(argv=None) -> int:
                         help=f"Ollama model tag (default: {DEFAULT_MODEL})")
     record.add_argument("--host", default=None, metavar="URL",
                         help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})")
-    record.add_argument("--max-turns", type=_positive_int, default=8, metavar="N",
-                        help="model-request budget (default: 8)")
+    record.add_argument("--max-turns", type=_positive_int, default=DEFAULT_MAX_TURNS, metavar="N",
+                        help=f"model-request budget (default: {DEFAULT_MAX_TURNS})")
     record.add_argument("--output", default=None, metavar="PATH",
                         help="where to save it (default: recordings/mine/TAG-TIME.json); "
                              "an existing file is never overwritten")
@@ -136,7 +141,7 @@ def record_command(args) -> int:
         return 2
     with model:
         try:
-            provenance = capture_provenance(model)
+            provenance = model.provenance()
         except OllamaError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -202,6 +207,17 @@ class LiveProgress:
         print_progress(event)
 
 
+def default_output(provenance: dict, now=None) -> Path:
+    """Where a new recording goes by default: ``recordings/mine/`` (not shipped with the course)."""
+    stamp = timestamp(now).replace(":", "").replace("-", "")
+    if "replayed_from" in provenance:
+        stem = "replayed-" + (provenance["replayed_from"].get("recording") or "recording")
+    else:
+        stem = provenance["model"]
+    stem = re.sub(r"[^A-Za-z0-9._]+", "-", stem.removesuffix(".json"))
+    return MY_RECORDINGS / f"{stem}-{stamp}.json"
+
+
 def print_test_file_line(recording: dict) -> None:
     digests = recording["test_file_sha256"]
     print(f"Test file unchanged: {'yes' if digests['after'] == digests['before'] else 'NO'}")
@@ -214,6 +230,35 @@ def print_progress(event: dict) -> None:
     line = event_line(event)
     if line:
         print(line)
+
+
+def short(value, limit: int = PREVIEW) -> str:
+    """One-line JSON (or text) of at most ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+def checks_line(when: str, checks) -> str:
+    return f"Tests {when}: {checks.summary} (exit code {checks.exit_code})"
+
+
+def event_line(event: dict) -> str | None:
+    """The trace line for one loop event, or None for events the trace leaves out."""
+    kind = event["type"]
+    if kind == "tool_start":
+        return f"  turn {event['turn']}: {event['name']} {short(event['arguments'])}"
+    if kind == "tool_result":
+        return f"          -> {short(event['result'])}"
+    if kind == "stopped":
+        final = next((m for m in reversed(event["messages"]) if m["role"] == "assistant"), None)
+        lines = []
+        if event["reason"] in ("assistant_finished", "empty_response") and final:
+            lines.append(f"  turn {event['turns']}: final message {short(final['content'])}")
+        lines.append(f"Stopped: {event['reason']} after {event['turns']} model turns and "
+                     f"{event['tool_calls']} tool calls ({event['detail']})")
+        return "\n".join(lines)
+    return None
 
 
 def _replay_options(command) -> None:
@@ -235,10 +280,10 @@ def _port(text: str) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
+    try:
+        return positive_int(int(text), "it")
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a positive integer") from None
 
 
 if __name__ == "__main__":

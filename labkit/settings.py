@@ -1,10 +1,15 @@
-"""Where the course's files are, and the defaults every entry point shares.
+"""The course's defaults and folders, in one place: every entry point reads them from here.
 
-The sample repository, the recordings and the lessons are package data of labkit.
-In a clone they are the top-level folders ``sample_repo/``, ``recordings/`` and
-``notebooks/``, which ``labkit/`` links to by symbolic links of the same names; the
-wheel carries them as folders. So an editable install and an installed wheel find
-them the same way, through ``importlib.resources``, and nothing here assumes a checkout.
+The harness (``labkit.harness``) states its own limits in the module that applies
+them, so that it can be read and lifted out alone; this module repeats none of them,
+it names them for the rest of the course. Everything else (the model, the servers,
+grading, where files are) is set here.
+
+The sample repository, the recordings and the lessons are package data: in a clone
+``labkit/harness/sample_repo``, ``labkit/course/recordings`` and
+``labkit/course/notebooks`` are symbolic links to the top-level folders of those
+names, and the wheel carries them as folders. Both are found the same way, through
+``importlib.resources``: nothing here assumes a checkout.
 """
 
 from __future__ import annotations
@@ -12,23 +17,42 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+from .harness.loop import MAX_TURNS as DEFAULT_MAX_TURNS  # noqa: F401 (named for the course)
+from .harness.sample import CHECK_TIMEOUT, SAMPLE_DIR  # noqa: F401
+from .harness.tools import TEST_TIMEOUT  # noqa: F401
 
-def package_folder(name: str) -> Path:
-    """The folder ``name`` that labkit carries (``"recordings"``), wherever labkit is installed."""
-    folder = Path(str(files(__package__).joinpath(name))).resolve()
+# --- The live model ---------------------------------------------------------------------------
+DEFAULT_MODEL = "gemma4:e2b"  # the Ollama tag the lessons and `record` use live
+DEFAULT_HOST = "http://127.0.0.1:11434"  # Ollama's address when neither argument nor OLLAMA_HOST says
+REQUEST_TIMEOUT = 120.0  # seconds the SDK waits to connect, or for the next piece of a reply
+#: Sampling options: deterministic as far as Ollama allows, and room for the whole task.
+OLLAMA_OPTIONS = {"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048}
+
+# --- The replay server ------------------------------------------------------------------------
+SERVER_REQUEST_TIMEOUT = 10.0  # seconds for a request's headers and body to arrive (else 408)
+
+# --- Grading ----------------------------------------------------------------------------------
+CELL_TIMEOUT = 120  # seconds a notebook cell may run under autograde before it is interrupted
+ANSWER_TIMEOUT = 30  # seconds a learner's answer may run for one check
+
+
+def package_folder(*parts: str) -> Path:
+    """A folder labkit carries (``"course", "recordings"``), wherever labkit is installed."""
+    place = files(__package__)
+    for part in parts:
+        place = place.joinpath(part)
+    folder = Path(str(place)).resolve()
     if not folder.is_dir():
-        raise RuntimeError(f"labkit is installed without its {name} folder ({folder}); "
+        raise RuntimeError(f"labkit is installed without its {'/'.join(parts)} folder ({folder}); "
                            "reinstall it: `make setup` in a clone, else `pip install labkit`")
     return folder
 
 
-SAMPLE_DIR = package_folder("sample_repo")  # read only: every attempt works on a copy
-RECORDINGS_DIR = package_folder("recordings")  # the course's recordings, found by name
-NOTEBOOKS_DIR = package_folder("notebooks")  # the lessons with their reference answers
+# --- Folders ----------------------------------------------------------------------------------
+RECORDINGS_DIR = package_folder("course", "recordings")  # the course's recordings, found by name
+NOTEBOOKS_DIR = package_folder("course", "notebooks")  # the lessons with their reference answers
 MY_RECORDINGS = Path("recordings", "mine")  # where `record` saves, below the current folder
-
-DEFAULT_MODEL = "gemma4:e2b"  # the Ollama tag the lessons and `record` use live
-DEFAULT_MAX_TURNS = 8  # the budget of model requests of one attempt
+STUDENT_DIR = Path("student")  # where `make student` writes the learner's copy, below the clone
 
 
 def recording_path(name) -> Path:

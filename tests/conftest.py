@@ -1,13 +1,19 @@
-"""Shared test helpers: hand-written chunks and a guard on the sample's bytes."""
+"""Shared test helpers: the checkout's folder, chats and tools written for tests, and a
+guard on the sample's bytes. Chunks and calls come from the one builder,
+``labkit.models.chunks``."""
 
 import hashlib
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from labkit.sample import SAMPLE_DIR
+from labkit.harness.sample import SAMPLE_DIR
+from labkit.models import chunks
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent  # the checkout these tests belong to
 
 
 def _sample_digest():
@@ -49,22 +55,8 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.line(f"        {note}")
 
 
-def chunk(content="", *, thinking=None, tool_calls=None, done=False, done_reason=None, **extra):
-    """One Ollama chat chunk, written out by hand."""
-    message = {"role": "assistant", "content": content}
-    if thinking is not None:
-        message["thinking"] = thinking
-    if tool_calls is not None:
-        message["tool_calls"] = tool_calls
-    item = {"model": "test", "created_at": "2026-12-01T09:00:00Z", "message": message, "done": done}
-    if done:
-        item["done_reason"] = done_reason or "stop"
-    item.update(extra)
-    return item
-
-
-def call(name, **arguments):
-    return {"function": {"name": name, "arguments": arguments}}
+chunk = partial(chunks.chunk, model="test")  # one Ollama chat chunk, written out by hand
+call = chunks.call
 
 
 def final_text_turn(text):
@@ -143,7 +135,6 @@ def wait_until(condition, timeout=10.0):
 @pytest.fixture(scope="session")
 def repair_recording():
     from labkit import load_recording
-    from labkit.sample import PROJECT_DIR
     return load_recording(PROJECT_DIR / "recordings" / "repair.json")
 
 

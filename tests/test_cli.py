@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from labkit.sample import PROJECT_DIR
+from conftest import PROJECT_DIR
 
 
 def labkit(*args):

@@ -25,8 +25,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"sample_repo": "labkit/sample_repo", "recordings": "labkit/recordings",
-           "notebooks": "labkit/notebooks"}
+FOLDERS = {"sample_repo": "labkit/harness/sample_repo", "recordings": "labkit/course/recordings",
+           "notebooks": "labkit/course/notebooks"}
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
 SOURCES = ("labkit", "sample_repo", "recordings", "notebooks", "pyproject.toml", "README.md")
 
@@ -93,9 +93,9 @@ def test_the_editable_install_finds_the_same_folders_in_the_clone():
     assert settings.SAMPLE_DIR == ROOT / "sample_repo"
     assert settings.RECORDINGS_DIR == ROOT / "recordings"
     assert settings.NOTEBOOKS_DIR == ROOT / "notebooks"
-    assert files("labkit").joinpath("recordings", "repair.json").read_bytes() == \
+    assert files("labkit").joinpath("course", "recordings", "repair.json").read_bytes() == \
         (ROOT / "recordings" / "repair.json").read_bytes()
-    assert files("labkit").joinpath("sample_repo", "path_rules.py").read_bytes() == \
+    assert files("labkit.harness").joinpath("sample_repo", "path_rules.py").read_bytes() == \
         (ROOT / "sample_repo" / "path_rules.py").read_bytes()
 
 
@@ -107,7 +107,7 @@ def test_the_installed_labkit_finds_its_data_and_never_the_clone(installed):
                           " 'finders': [repr(finder) for finder in sys.meta_path],\n"
                           " 'folders': [str(settings.SAMPLE_DIR), str(settings.RECORDINGS_DIR),"
                           " str(settings.NOTEBOOKS_DIR)],\n"
-                          " 'repair': files('labkit').joinpath('recordings', 'repair.json')"
+                          " 'repair': files('labkit').joinpath('course', 'recordings', 'repair.json')"
                           ".read_text()}))")
     assert probe.returncode == 0, probe.stderr
     found = json.loads(probe.stdout)
@@ -127,7 +127,7 @@ def digest(folder: Path) -> dict:
 
 
 def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouched(installed):
-    sample = installed.site / "labkit" / "sample_repo"
+    sample = installed.site / "labkit" / "harness" / "sample_repo"
     before = digest(sample)
     replay = installed.run("-m", "labkit", "replay", "repair.json")
     assert replay.returncode == 0, replay.stdout + replay.stderr
@@ -236,13 +236,14 @@ def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, m
 
 
 def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monkeypatch, capsys):
-    from labkit import student
+    from labkit.cli import main
+    from labkit.grading import edition
 
-    monkeypatch.setattr(student, "find_spec", lambda name: None)
-    assert student.main([str(tmp_path / "lessons")]) == 1
+    monkeypatch.setattr(edition, "find_spec", lambda name: None)
+    assert main(["lessons", str(tmp_path / "lessons")]) == 1
     assert "pip install nbgrader" in capsys.readouterr().err
     assert not (tmp_path / "lessons").exists()
     (tmp_path / "a_file").write_text("mine")
-    assert student.main(["--reference", str(tmp_path / "a_file")]) == 1
+    assert main(["lessons", "--reference", str(tmp_path / "a_file")]) == 1
     assert "it is a file, not a folder" in capsys.readouterr().err
     assert (tmp_path / "a_file").read_text() == "mine"

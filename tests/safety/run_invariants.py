@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 
 from labkit import STOP_REASONS, agent_events
-from labkit.loop import TOOL_ERRORS
+from labkit.harness.loop import TOOL_ERRORS
 
 ECHO_SCHEMAS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
                 for name in ("echo", "refuse")]

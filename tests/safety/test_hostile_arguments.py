@@ -16,9 +16,9 @@ from confinement import assert_nothing_secret, needs_proc, unchanged, workspace
 from conftest import ListChat, call, final_text_turn, tool_turn
 
 from labkit import agent_events, call_tool, run_checks
-from labkit.scripted import NEW_LINE, OLD_LINE
-from labkit.sample import TEST_FILE
-from labkit.tools import MAX_FILE_BYTES
+from labkit.models.scripted import NEW_LINE, OLD_LINE
+from labkit.harness.sample import TEST_FILE
+from labkit.harness.tools import MAX_FILE_BYTES
 
 TEN_MB = 10 * 2**20
 

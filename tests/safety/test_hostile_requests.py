@@ -12,8 +12,8 @@ import socket
 import pytest
 
 from labkit import RecordingError, load_recording, serve_recording
-from labkit.sample import PROJECT_DIR
-from labkit.server import MAX_BODY_BYTES, MAX_DEPTH
+from conftest import PROJECT_DIR
+from labkit.models.server import MAX_BODY_BYTES, MAX_DEPTH
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 BOUND = 5.0  # seconds any answer may take (the slow-body timeout is set to 0.5 s)

@@ -13,7 +13,7 @@ import pytest
 from conftest import FakeTools, ListChat, call, chunk, final_text_turn, tool_turn
 
 from labkit import RepoTools, agent_events, sample_copy
-from labkit.tools import SCHEMAS
+from labkit.harness.tools import SCHEMAS
 
 NOT_OBJECTS = {"a JSON string": '{"path": "path_rules.py"}', "a cut JSON string": '{"x": 1',
                "a list": ["path_rules.py"], "null": None, "a number": 7, "true": True}

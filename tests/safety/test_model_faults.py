@@ -11,7 +11,7 @@ import pytest
 from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
 
 from labkit import OllamaModel, RepoTools, load_recording, sample_copy, serve_recording
-from labkit.sample import PROJECT_DIR
+from conftest import PROJECT_DIR
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 

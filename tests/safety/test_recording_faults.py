@@ -21,8 +21,8 @@ from run_invariants import RecordingChat, RecordingTools, assert_run_invariants,
 from strategies import json_values
 
 from labkit import RecordingError, ReplayModel, cli, load_recording
-from labkit.recording import MAX_BYTES, MAX_NESTING, recording_problem, save_recording
-from labkit.sample import PROJECT_DIR
+from labkit.recording.format import MAX_BYTES, MAX_NESTING, recording_problem, save_recording
+from conftest import PROJECT_DIR
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
 
@@ -72,7 +72,7 @@ FAULTS = {
     "huge but valid": (huge_but_valid, f"larger than {MAX_BYTES // 2**20} MB"),
     "a JSON list": (raw(b"[]"), "the top level is not a JSON object"),
     "another format": (edited(lambda r: r.update(format="ollama-log")), "'format' is 'ollama-log'"),
-    "wrong format version": (edited(lambda r: r.update(version=3)), "format version 3"),
+    "wrong format version": (edited(lambda r: r.update(version=4)), "format version 4"),
     "turns missing": (edited(lambda r: r.pop("turns")), "'turns' is missing"),
     "no turns": (edited(lambda r: r.update(turns=[])), "it has no turns"),
     "a turn dropped": (edited(lambda r: r["turns"].pop()), "5 model requests but it holds 4 turns"),
@@ -84,13 +84,16 @@ FAULTS = {
                                         "non-negative arrival time"),
     "offered tools not a list": (edited(lambda r: r["turns"][0]["request"].update(tools=5)),
                                  "turn 1: the request's 'tools' is not a list"),
-    "a budget of 0 turns": (edited(lambda r: r.update(max_turns=0)), "'max_turns' is 0"),
-    "a budget of true turns": (edited(lambda r: r.update(max_turns=True)), "'max_turns' is True"),
+    "a budget of 0 turns": (edited(lambda r: r.update(max_turns=0)),
+                            "'max_turns' must be a positive int, got 0"),
+    "a budget of true turns": (edited(lambda r: r.update(max_turns=True)),
+                               "'max_turns' must be a positive int, got True"),
     "an unknown source": (edited(lambda r: r["provenance"].update(source="gemma")),
                           "provenance 'source'"),
     "ollama named as source, no model": (edited(lambda r: r["provenance"].update(source="ollama")),
                                          "must name its model"),
-    "an unknown stop reason": (edited(lambda r: r["stop"].update(reason="bored")), "stop reason"),
+    "an unknown stop reason": (edited(lambda r: r["events"][-1].update(reason="bored")),
+                               "not a stop reason"),
     "an arrival time of Infinity": (edited(lambda r: r["turns"][0]["chunks"][0].update(
         at=float("inf"))), "not a finite number"),
     "an arrival time of NaN": (edited(lambda r: r["turns"][1]["chunks"][2].update(

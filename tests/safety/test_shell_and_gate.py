@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit import sample_copy
-from labkit.gate import Policy, allow, check_command, deny
-from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH
-from labkit.shell import ShellTools, run_command
+from labkit.harness.gate import Policy, allow, check_command, deny
+from labkit.harness.pytest_run import FIXED_ENV, PASSED_THROUGH
+from labkit.harness.shell import ShellTools, run_command
 
 HANG = 60.0  # returning later than the timeout plus this is a hang, not a slow machine
 

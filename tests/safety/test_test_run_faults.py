@@ -16,8 +16,8 @@ import pytest
 from confinement import needs_proc, processes_in, workspace
 from conftest import process_alive
 
-from labkit.pytest_run import FIXED_ENV, PASSED_THROUGH
-from labkit.tools import MAX_TEST_OUTPUT
+from labkit.harness.pytest_run import FIXED_ENV, PASSED_THROUGH
+from labkit.harness.tools import MAX_TEST_OUTPUT
 
 TIMEOUT = 4.0  # seconds a planted hang is given; pytest starts in well under one
 HANG = 60.0    # returning later than the timeout plus this is a hang, not a slow machine

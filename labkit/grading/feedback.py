@@ -1,0 +1,159 @@
+"""Try a learner's answer on cases and explain, kindly and precisely, the first miss.
+
+An exercise's check is a list of :class:`Case` objects and a ``problem`` function
+that says what is wrong with an answer (or ``None`` when it is right). ``run_cases``
+runs the answer on every case in a fresh process (:mod:`labkit.grading.isolated`), then, here,
+prints what was tried, what came back, what was expected and a hint, and raises
+``CheckFailed`` (an ``AssertionError``) with the same short message, so that nbgrader
+scores the test cell 0. Expected values never come from the learner's code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .isolated import AnswerError, run_answer
+
+#: What a learner sees when they run a check before writing any code.
+STUB_ADVICE = "replace the `raise NotImplementedError()` line with your code"
+
+
+class CheckFailed(AssertionError):
+    """An exercise's answer missed a case. In a notebook it shows as one line, not a traceback:
+    the feedback printed just before it says what went wrong."""
+
+    def _render_traceback_(self):  # IPython calls this instead of formatting a traceback
+        return [f"\x1b[31mAssertionError\x1b[39m: {self}"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A learner's answer as the check runs it: the answer cell's source and the name it defines."""
+
+    source: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One try of the learner's function.
+
+    ``arguments`` is plain data (see :mod:`labkit.grading.isolated` for the two special values,
+    a ``Checks`` and a tools object): the answer gets its own copy in its own process,
+    so whatever it changes, these stay as they were. ``shown`` says in words what the
+    arguments are, for inputs too long to print.
+    """
+
+    label: str
+    arguments: list
+    expected: Any
+    shown: str = ""
+    hint: str = ""
+
+
+def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
+              observe=None, conversation: bool = False) -> None:
+    """Run the answer on every case in a fresh process; print a success line, or explain the
+    first miss and raise.
+
+    ``problem(got, case, outcome)`` returns a sentence naming the mistake, or None.
+    ``error_hints`` maps names of exception types the learner's code may raise to advice.
+    ``observe(got, outcome)`` picks what to show as "got" (default: the return value).
+    """
+    try:
+        outcomes = run_answer(answer.source, answer.name, [case.arguments for case in cases],
+                              conversation=conversation)
+    except AnswerError as exc:
+        fail(f"{what}: {exc}", hint=None)
+    name = answer.name
+    for number, (case, outcome) in enumerate(zip(cases, outcomes), 1):
+        heading = f"{name}: case {number} of {len(cases)}, {case.label}"
+        tried = case.shown or f"{name}({', '.join(show(a, 200) for a in case.arguments)})"
+        if outcome.raised is not None:
+            error = outcome.raised
+            report(heading, tried=tried, expected=case.expected,
+                   mistake=describe_exception(error),
+                   hint=None if error.type == "NotImplementedError"
+                   else _error_hint(error, error_hints) or case.hint)
+            fail(f"{heading}: your function raised {error.type}", printed=True)
+        mistake = problem(outcome.returned, case, outcome)
+        if mistake:
+            shown = observe(outcome.returned, outcome) if observe else outcome.returned
+            report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
+                   hint=case.hint)
+            fail(f"{heading}: {mistake}", printed=True)
+    fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
+    drawn = len(cases) - len(fixed)
+    print(f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+          + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
+
+
+def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:
+    """Print one miss: what was tried, what came back, what was expected, and a hint."""
+    lines = [f"Not yet. {heading}"]
+    if tried:
+        lines.append(f"  tried:    {tried}")
+    if got is not ... and expected is not ...:
+        mine, theirs = shown_apart(got, expected)
+        lines += [f"  got:      {mine}", f"  expected: {theirs}"]
+    elif expected is not ...:
+        lines.append(f"  expected: {show(expected)}")
+    if mistake:
+        lines.append(f"  problem:  {mistake}")
+    if hint:
+        lines.append(f"  hint:     {hint}")
+    print("\n".join(lines))
+
+
+def fail(message: str, *, hint: str | None = None, printed: bool = False):
+    """Raise the AssertionError that scores the cell 0 (printing the message unless done)."""
+    if not printed:
+        report(message, hint=hint)
+    raise CheckFailed(message)
+
+
+def describe_exception(error) -> str:
+    """Say which exception the learner's code raised (a :class:`~labkit.grading.isolated.Raised`),
+    and on which of its lines."""
+    if error.type == "NotImplementedError":
+        return f"your function raised NotImplementedError: {STUB_ADVICE}"
+    text = f"your function raised {error.type}"
+    if error.message:
+        text += f": {error.message}"
+    return f"{text} (at `{error.line}`)" if error.line else text
+
+
+def show(value, limit: int = 300) -> str:
+    """``repr`` of a value, shortened in the middle when it is long."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    keep = (limit - 5) // 2
+    return f"{text[:keep]} ... {text[-keep:]} ({len(text):,} characters)"
+
+
+def shown_apart(got, expected, limit: int = 300) -> tuple:
+    """``repr`` of both values; when either is long, a window of each around where they first
+    differ, so the learner sees the difference and not two halves cut in the middle."""
+    mine, theirs = repr(got), repr(expected)
+    if len(mine) <= limit and len(theirs) <= limit:
+        return mine, theirs
+    at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b),
+              min(len(mine), len(theirs)))
+    return _window(mine, at, limit), _window(theirs, at, limit)
+
+
+def _window(text: str, at: int, limit: int) -> str:
+    start = max(0, at - limit // 3)
+    end = min(len(text), start + limit)
+    return ((f"...{text[start:end]}" if start else text[start:end])
+            + ("..." if end < len(text) else "")
+            + f" ({len(text):,} characters; the first difference is at character {at:,})")
+
+
+def _error_hint(error, hints: dict | None) -> str | None:
+    for kinds, hint in (hints or {}).items():
+        if error.type in ((kinds,) if isinstance(kinds, str) else kinds):
+            return hint
+    return None

@@ -1,0 +1,115 @@
+"""Two nbgrader preprocessors that make autograding trustworthy, registered by the
+``nbgrader_config.py`` that ``python -m labkit.grading course`` writes.
+
+``ExecuteKillingHangs`` is nbgrader's ``Execute`` with two changes: when a cell runs
+past its timeout and the kernel ignores the interrupt (an answer that blocks SIGINT),
+or when the kernel dies in a cell (``os._exit``), the kernel is restarted instead of
+the whole submission being dropped; the cell gets an error and the notebook goes on
+(in a fresh kernel).
+
+``RegradeOutsideKernel`` runs after it. The learner's code ran in that kernel and could
+have patched anything there, so the outputs of the graded test cells are not trusted:
+each is replaced by the verdict of the same check, run here, in nbgrader's own process,
+on the answer cell's source as submitted (the answer itself runs in a fresh process, see
+:mod:`labkit.grading.isolated`). A failed verdict adds an error output, which nbgrader scores 0;
+a passed one leaves only the feedback text, which scores full marks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from queue import Empty
+
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import DeadKernelError
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Integer
+
+from . import isolated
+from .checks import grade
+from .conventions import HIDDEN_BEGIN, exercises
+
+
+class ExecuteKillingHangs(Execute):
+    """nbgrader's Execute, restarting a kernel that does not stop when interrupted.
+
+    The restart waits until nbclient has finished with the cell. While the cell is
+    still being judged, nbclient reads the kernel's IOPub socket in a task of its own;
+    a second reader there (``wait_for_ready`` after a restart) can lose a message to it
+    and then wait forever for one that never comes, which is how a whole autograde run
+    once hung. So a timeout only notes that the kernel must go, and the cell, once
+    finished, restarts it.
+    """
+
+    interrupt_grace = Integer(5, help="Seconds an interrupted kernel has to stop before it is "
+                                      "restarted").tag(config=True)
+    _kernel_must_restart = False
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.log.error("A cell ran past its %i s timeout: interrupting the kernel", timeout)
+        await ensure_async(self.km.interrupt_kernel())
+        try:
+            await ensure_async(self.kc.shell_channel.get_msg(timeout=self.interrupt_grace))
+        except Empty:
+            self.log.error("The kernel ignored the interrupt: it will be restarted, and the "
+                           "cells after this one run in a fresh kernel")
+            self._kernel_must_restart = True
+        return {"content": {**self.error_on_timeout, "status": "error"}}
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None,
+                                 store_history=True):
+        """Run one cell; if its kernel hung or died, start a fresh one and go on."""
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        except DeadKernelError:
+            self.log.error("The kernel died in cell %i: starting a fresh one", cell_index)
+            cell.outputs.append(new_output("error", ename="DeadKernelError",
+                                           evalue="the kernel died while running this cell",
+                                           traceback=["DeadKernelError: the kernel died while "
+                                                      "running this cell"]))
+            self._kernel_must_restart = True
+            return cell
+        finally:
+            if self._kernel_must_restart:
+                self._kernel_must_restart = False
+                await self._fresh_kernel()
+
+    async def _fresh_kernel(self) -> None:
+        await asyncio.sleep(0)  # let the cancelled readers of the old kernel finish first
+        await ensure_async(self.km.restart_kernel(now=True))
+        await ensure_async(self.kc.wait_for_ready(timeout=120))
+
+    execute_cell = run_sync(async_execute_cell)
+
+
+class RegradeOutsideKernel(NbGraderPreprocessor):
+    """Replace each graded test cell's outputs with the verdict of its check, run here."""
+
+    answer_timeout = Integer(30, help="Seconds the answer may run for one check").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        previous = isolated.TIMEOUT
+        isolated.TIMEOUT = self.answer_timeout
+        try:
+            for exercise in exercises(nb):
+                self._regrade(nb, exercise)
+        finally:
+            isolated.TIMEOUT = previous
+        return nb, resources
+
+    def _regrade(self, nb, exercise) -> None:
+        cell, answer = nb.cells[exercise.test_index], nb.cells[exercise.answer_index]
+        if exercise.check is None:
+            return
+        passed, text = grade(exercise.check, answer.source, exercise.answer_name,
+                             hidden=HIDDEN_BEGIN in cell.source)
+        self.log.info("%s: %s outside the kernel", exercise.test_id, "passed" if passed else
+                      "failed")
+        cell.outputs = [new_output("stream", name="stdout",
+                                   text="Graded outside the notebook's kernel:\n" + text)]
+        if not passed:
+            cell.outputs.append(new_output("error", ename="AssertionError",
+                                           evalue=text.strip().splitlines()[-1][:500],
+                                           traceback=[]))

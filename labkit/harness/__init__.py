@@ -1,0 +1,32 @@
+"""The harness the course teaches: the program around a model that makes its proposals act.
+
+Read it in this order, and follow one request from start to end without leaving
+this folder:
+
+- ``contracts.py``: what the loop needs from a model (``Chat``) and tools (``Tools``),
+  and what each of its events holds;
+- ``loop.py``: ``agent_events``, the loop itself;
+- ``turns.py``: a streamed reply folded into one assistant message;
+- ``tools.py``: the three tools, confined to a copy of the sample repository;
+- ``prompt.py``: the words the model is given;
+- ``sample.py``: disposable copies of the sample, and the independent test check.
+
+Beside them: ``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py``
+(running tests safely), ``atomic.py`` (writing files whole), and the pieces of the
+later lessons: ``shell.py`` (a shell tool), ``gate.py`` (a permission gate) and
+``budget.py`` (the context budget). This package imports only the standard library
+and itself: the models, recordings, lessons and grading are built on it, not in it.
+"""
+
+from .contracts import EVENT_TYPES, STOP_REASONS, Chat, Tools, tool_names
+from .loop import MAX_TURNS, agent_events, call_tool, tool_message
+from .prompt import REPAIR_TASK, SYSTEM_PROMPT
+from .sample import (SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks,
+                     sample_copy)
+from .tools import RepoTools
+from .turns import Turn, TurnAssembler, assemble_turn
+
+__all__ = ["EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
+           "SYSTEM_PROMPT", "TEST_FILE", "Chat", "Checks", "RepoTools", "Tools", "Turn",
+           "TurnAssembler", "agent_events", "assemble_turn", "call_tool", "file_sha256", "run_checks",
+           "sample_copy", "tool_message", "tool_names"]

@@ -1,0 +1,164 @@
+"""The agent loop: send the conversation, assemble the reply, dispatch tools, decide when to stop.
+
+``agent_events`` is a generator of plain-dict events (``labkit.harness.contracts``
+describes each kind), so a lesson can watch a run step by step, a recorder can save
+it and a test can check it. The loop never runs a tool from a turn that did not
+finish cleanly, and it always ends with exactly one ``stopped`` event.
+
+Only the model side may fail quietly: whatever ``chat`` raises, when called or while
+its reply streams, ends the run as ``model_error``. An error in the loop's own work
+(assembling the turn, keeping the conversation) is a bug, and it propagates.
+
+Nothing the loop hands out can change what it does next. Each message is frozen
+(``labkit.harness.frozen``) when it joins the conversation, and so are the tool schemas
+at the start: ``chat`` and the events get a fresh list of those read-only messages, so
+a request costs the loop a list of pointers, not a copy of the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from time import monotonic
+
+from .contracts import (STOP_REASONS, Chat, ModelStart, Stopped, Tools, ToolResult, ToolStart,
+                        tool_names)
+from .frozen import freeze
+from .prompt import SYSTEM_PROMPT
+from .turns import TurnAssembler
+
+MAX_TURNS = 8  # the default budget of model requests for one attempt
+#: Errors a tool may raise to tell the model it asked for something wrong.
+TOOL_ERRORS = (ValueError, TypeError, OSError)
+
+
+def agent_events(chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS):
+    """Run one attempt at ``task`` and yield its events.
+
+    ``chat(messages, tool_schemas)`` returns an iterator of Ollama chat chunks.
+    ``tools`` has ``schemas`` and ``invoke(name, arguments)``. ``max_turns`` bounds
+    the number of model requests.
+    """
+    return _run(chat, tools, task, positive_int(max_turns, "max_turns"))
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` if it is an int of at least 1 (``True`` is not), else a ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def tool_message(name: str, result) -> dict:
+    """The message that carries a tool's result back to the model (Ollama's shape)."""
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+
+
+def call_tool(tools: Tools, name, arguments):
+    """Invoke one tool; a refusal becomes an ``{"error": ...}`` result the model can read."""
+    try:
+        return tools.invoke(name, arguments)
+    except TOOL_ERRORS as exc:
+        return {"error": str(exc)}
+
+
+class ModelFailed(Exception):
+    """The model side raised; ``error`` is what it raised."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def model_reply(chat: Chat, messages: list, schemas: list):
+    """The chunks of one reply. Whatever ``chat`` raises, when called or while streaming,
+    comes out as :class:`ModelFailed`; the stream is closed however the reading ends."""
+    stream = None
+    try:
+        try:
+            stream = chat(messages, schemas)
+            chunks = iter(stream)
+        except Exception as exc:
+            raise ModelFailed(exc) from exc
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise ModelFailed(exc) from exc
+            yield chunk
+    finally:
+        _close(stream)
+
+
+def _close(stream) -> None:
+    """Release a stream the loop is done with. Failing to close it changes nothing the
+    loop has already judged, so the failure must not escape the loop."""
+    try:
+        getattr(stream, "close", lambda: None)()
+    except Exception:
+        pass
+
+
+def _run(chat, tools, task, max_turns):
+    messages = [freeze({"role": "system", "content": SYSTEM_PROMPT}),
+                freeze({"role": "user", "content": task})]
+    schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
+    names = tool_names(schemas)
+    calls_run = 0
+
+    def stopped(reason, turns, detail, **extra) -> Stopped:
+        return Stopped(type="stopped", time=monotonic(), reason=reason, turns=turns,
+                       tool_calls=calls_run, detail=detail, messages=list(messages), **extra)
+
+    for turn_number in range(1, max_turns + 1):
+        yield ModelStart(type="model_start", time=monotonic(), turn=turn_number,
+                         tools=list(names), messages=list(messages))
+        assembler = TurnAssembler()
+        reply = model_reply(chat, list(messages), schemas)
+        try:
+            for chunk in reply:
+                text = assembler.add(chunk)
+                if assembler.problem:
+                    break
+                if text:  # a TextDelta, written as a literal: this runs once per fragment
+                    yield {"type": "text_delta", "time": monotonic(), "turn": turn_number,
+                           "text": text}
+        except ModelFailed as failure:
+            exc = failure.error
+            error = str(exc) or type(exc).__name__
+            what = getattr(exc, "stop_detail", None) or "the model call failed"  # e.g. a replay mismatch
+            yield stopped("model_error", turn_number, f"{what}: {error}", error=error)
+            return
+        finally:
+            reply.close()
+
+        turn = assembler.turn()
+        if turn.problem:
+            yield stopped("malformed_model_turn", turn_number, turn.problem)
+            return
+        if not turn.may_dispatch:
+            detail = ("the stream ended without a 'done' chunk" if not turn.done
+                      else "the reply was cut by the output-length limit (done_reason 'length')")
+            yield stopped("incomplete_model_turn", turn_number, detail)
+            return
+
+        messages.append(turn.message)  # read-only already
+        if not turn.tool_calls:
+            if turn.message["content"].strip():
+                yield stopped("assistant_finished", turn_number, "the model gave its final answer")
+            else:
+                yield stopped("empty_response", turn_number, "the reply had no text and no tool calls")
+            return
+
+        for call in turn.tool_calls:
+            name, arguments = call["function"]["name"], call["function"]["arguments"]
+            yield ToolStart(type="tool_start", time=monotonic(), turn=turn_number, name=name,
+                            arguments=arguments)
+            result = call_tool(tools, name, arguments)
+            calls_run += 1
+            messages.append(freeze(tool_message(name, result)))
+            yield ToolResult(type="tool_result", time=monotonic(), turn=turn_number, name=name,
+                             result=result)
+
+    yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")

@@ -1,0 +1,9 @@
+"""What the lessons use beside the harness: their runs, their failure cases and their widgets.
+
+- ``lesson.py``: the model a lesson's parameters choose (a replay, or live Ollama) and
+  one recorded run of it, with where its time went;
+- ``failures.py``: the runs of lesson 05 that do not end in a clean repair;
+- ``steps.py`` and ``render.py``: pure functions that turn a recorded turn or a run's
+  events into steps and HTML; ``widgets.py`` and ``gate_widget.py``: the ipywidgets
+  over them (loaded only when used).
+"""

@@ -1,0 +1,165 @@
+"""The runs of lesson 05 that do not end in a clean repair, built in one place.
+
+The lesson tells each story, asks the learner to predict how the run stops, then
+runs it from here; the tests check that each stops as the exercise's answers say.
+Every run uses the real loop and tools on a fresh copy of the sample: only the
+model is edited, scripted, or pointed at a port where nothing listens.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+from dataclasses import dataclass
+from typing import Callable
+
+from ..harness.loop import MAX_TURNS, agent_events
+from ..harness.prompt import REPAIR_TASK
+from ..harness.sample import Checks, run_checks, sample_copy
+from ..harness.tools import RepoTools
+from ..models.chunks import call, chunk
+from ..models.ollama_model import OllamaModel
+from ..models.replay import ReplayModel
+from ..models.scripted import PlannedTurn, ScriptedChat
+from ..recording.format import load_recording
+
+#: The facts a learner predicts about the bounded run, in the order the lesson asks them.
+BOUNDED_FIELDS = ("model_requests", "tool_calls", "stop_reason", "final_exit_code")
+
+
+@dataclass(frozen=True)
+class FailureCase:
+    """One way a run can end. ``story`` is told before predicting, ``why`` after."""
+
+    name: str
+    story: str
+    why: str
+    chat: Callable[[], Callable]  # builds a fresh model for one run
+    max_turns: int = MAX_TURNS
+
+
+def failure_cases() -> dict:
+    """The lesson's cases by name, in the order it presents them."""
+    cases = [
+        FailureCase(
+            "no_done",
+            "The repair's first turn, with its final `done` chunk removed: the read_file call "
+            "arrives, then the stream simply ends.",
+            "Without a `done` chunk the turn is incomplete, so its tool call is never run: "
+            "the loop stops with incomplete_model_turn after 0 tool calls.",
+            lambda: _repair_first_turn(_drop_done)),
+        FailureCase(
+            "length",
+            "The repair's first turn, but its final chunk says done_reason 'length': the "
+            "server cut the reply at the output-length limit.",
+            "A reply cut by the length limit may be missing part of a tool call, so the loop "
+            "refuses it: incomplete_model_turn, no tool run.",
+            lambda: _repair_first_turn(_cut_by_length)),
+        FailureCase(
+            "unknown_tool",
+            "The model asks for a tool called grep, which does not exist, then answers with "
+            "a final message.",
+            "An unknown tool is not a crash: it becomes an {'error': ...} result, the model "
+            "reads it in the next request and ends with text, so the stop is "
+            "assistant_finished.",
+            _unknown_tool_chat),
+        FailureCase(
+            "false_claim",
+            "false_claim.json: the model reads the file, then announces that the tests pass "
+            "without editing anything.",
+            "assistant_finished only means the conversation ended with a final message; the "
+            "independent check still fails.",
+            lambda: ReplayModel(load_recording("false_claim.json"))),
+        FailureCase(
+            "server_down",
+            "OllamaModel, the live model, is pointed at a port where no server listens: the "
+            "first model request cannot connect.",
+            "The model call itself raised, so the loop reports model_error with the error "
+            "text (what to do about it) and runs nothing.",
+            _server_down_chat),
+        FailureCase(
+            "empty_response",
+            "The model thinks, then ends its turn normally (done, 'stop') without a word of "
+            "text and without a tool call.",
+            "A complete reply with neither text nor a tool call is neither an answer nor a "
+            "request: empty_response.",
+            lambda: ScriptedChat([PlannedTurn(thinking="I am not sure what to do next.")])),
+        FailureCase(
+            "malformed",
+            "A broken server sends a chunk whose content is the number 42, with a read_file "
+            "call on the same chunk.",
+            "The loop stops at the first malformed chunk with malformed_model_turn and names "
+            "it; nothing from that turn runs.",
+            lambda: _garbled),
+    ]
+    return {case.name: case for case in cases}
+
+
+def run_case(case: FailureCase) -> tuple[list, Checks]:
+    """Run one case on a fresh copy of the sample: all its events, and the check after it."""
+    with sample_copy() as root:
+        events = list(agent_events(case.chat(), RepoTools(root), REPAIR_TASK,
+                                   max_turns=case.max_turns))
+        return events, run_checks(root)
+
+
+def bounded_outcome() -> dict:
+    """Replay ``bounded.json`` with ``max_turns=1``, then check the copy independently.
+
+    Returns the facts the learner predicts (``BOUNDED_FIELDS``), measured, not read
+    from the recording.
+    """
+    recording = load_recording("bounded.json")
+    model = ReplayModel(recording)
+    with sample_copy() as root:
+        events = list(agent_events(model, RepoTools(root), recording["task"], max_turns=1))
+        checks = run_checks(root)
+    stop = events[-1]
+    return {"model_requests": model.requests, "tool_calls": stop["tool_calls"],
+            "stop_reason": stop["reason"], "final_exit_code": checks.exit_code}
+
+
+def _repair_first_turn(change) -> ReplayModel:
+    """The recorded repair, with its first turn's chunks changed by ``change``."""
+    recording = copy.deepcopy(load_recording("repair.json"))
+    change(recording["turns"][0]["chunks"])
+    return ReplayModel(recording)
+
+
+def _drop_done(chunks: list) -> None:
+    chunks[:] = [entry for entry in chunks if not entry["chunk"].get("done")]
+
+
+def _cut_by_length(chunks: list) -> None:
+    chunks[-1]["chunk"]["done_reason"] = "length"
+
+
+def _unknown_tool_chat() -> ScriptedChat:
+    return ScriptedChat([
+        PlannedTurn(thinking="I will search the file for PurePosixPath first.",
+                    tool_calls=[call("grep", pattern="PurePosixPath", path="path_rules.py")]),
+        PlannedTurn(thinking="There is no grep tool; the tools are read_file, replace_text "
+                             "and run_tests.",
+                    content="I asked for a grep tool, which does not exist here, so I made no "
+                            "change. The available tools are read_file, replace_text and "
+                            "run_tests."),
+    ])
+
+
+def _garbled(messages, tool_schemas):
+    """A model whose second chunk breaks the format: content 42, not text."""
+    yield chunk("Reading ")
+    yield chunk(42, tool_calls=[call("read_file", path="path_rules.py")])
+    yield chunk(done=True)
+
+
+def _server_down_chat() -> OllamaModel:
+    """The real live model, pointed at a loopback port where no server listens."""
+    return OllamaModel(host=f"http://127.0.0.1:{_closed_port()}", timeout=5)
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: bound, then released."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -1,0 +1,124 @@
+"""What the notebooks share: the model a lesson's parameters choose, one recorded run, and
+where a run's time went.
+
+In live mode a lesson meets the real world: no server, a wrong host, a model not
+pulled, a model that cannot call tools or think. ``lesson_model`` asks the server
+first and ``run_lesson`` checks how the run ended, so each of those stops the
+lesson at the first cell that talks to the model, with one :class:`LessonError`
+whose text says what to do, rather than a later cell failing on a run that never
+happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..harness.loop import MAX_TURNS
+from ..harness.prompt import REPAIR_TASK
+from ..models.replay import ReplayModel
+from ..recording.attempt import run_attempt
+from ..recording.format import load_recording
+from ..settings import DEFAULT_MODEL
+
+REPLAY_INSTEAD = 'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
+
+
+class LessonError(RuntimeError):
+    """The lesson cannot go on (in live mode: the model is not usable); the text says what to do."""
+
+    def _render_traceback_(self):
+        """What Jupyter shows for it: the message alone, not a traceback through labkit."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+def lesson_model(mode: str, *, recording, model: str = DEFAULT_MODEL, host: str | None = None,
+                 speed: float | None = None):
+    """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model.
+
+    In live mode it first asks the server whether ``model`` is there and can call
+    tools and think; if not, it raises :class:`LessonError` saying what to do.
+    """
+    if mode == "replay":
+        return ReplayModel(load_recording(recording), speed=speed)
+    if mode == "live":
+        from ..models.ollama_model import OllamaError, OllamaModel
+
+        try:
+            chat = OllamaModel(model, host)
+            chat.check()
+        except (OllamaError, ValueError) as exc:
+            raise LessonError(f"live mode cannot start: {exc} {REPLAY_INSTEAD}") from None
+        return chat
+    raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
+
+
+@dataclass(frozen=True)
+class LessonRun:
+    """One attempt: its recording (requests, raw chunks, checks) and the loop's full events."""
+
+    recording: dict
+    events: list
+
+    @property
+    def stop(self) -> dict:
+        return self.events[-1]
+
+    @property
+    def requests(self) -> list:
+        """The message list of every request the harness sent, in order."""
+        return [event["messages"] for event in self.events if event["type"] == "model_start"]
+
+
+def time_spans(events) -> list:
+    """Where a run's time went: ``(kind, start, end)`` for each model stream and each tool
+    run, in order, from the events' clock times (pure: no clock of its own).
+
+    A model span runs from ``model_start`` to the first event after the stream (a
+    ``tool_start`` or ``stopped``); a tool span from ``tool_start`` to its ``tool_result``.
+    """
+    spans, opened = [], None
+    for event in events:
+        kind = event["type"]
+        if kind == "model_start":
+            opened = ("model", event["time"])
+        elif kind in ("tool_start", "stopped") and opened and opened[0] == "model":
+            spans.append(("model", opened[1], event["time"]))
+            opened = None
+        if kind == "tool_start":
+            opened = ("tool", event["time"])
+        elif kind == "tool_result" and opened and opened[0] == "tool":
+            spans.append(("tool", opened[1], event["time"]))
+            opened = None
+    return spans
+
+
+def time_totals(spans) -> dict:
+    """Seconds spent per kind of span (``"model"``, ``"tool"``...)."""
+    result = {}
+    for kind, start, end in spans:
+        result[kind] = result.get(kind, 0.0) + end - start
+    return result
+
+
+def run_lesson(chat, *, max_turns: int = MAX_TURNS, task: str = REPAIR_TASK) -> LessonRun:
+    """Run the repair once on a fresh copy of the sample, with checks before and after.
+
+    A run that ends in ``model_error`` (the server failed, or a replay did not match)
+    raises :class:`LessonError` with the stop's detail: the cells after it study a
+    run, and there is none to study.
+    """
+    recording, events = run_attempt(chat, provenance=_provenance(chat), task=task,
+                                    max_turns=max_turns)
+    stop = events[-1]
+    if stop["reason"] == "model_error":
+        raise LessonError(f"the run stopped after {stop['turns']} model requests: "
+                          f"{stop['detail']} {REPLAY_INSTEAD}")
+    return LessonRun(recording, events)
+
+
+def _provenance(chat) -> dict:
+    """Who writes the chunks: a replayed recording's authors, or what the server says it is."""
+    try:
+        return chat.provenance()
+    except RuntimeError as exc:  # the run itself will stop with model_error and say why
+        return {"source": "unknown", "model": getattr(chat, "model", None), "problem": str(exc)}

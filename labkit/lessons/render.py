@@ -1,0 +1,231 @@
+"""HTML for the lesson widgets: one step of a streamed turn, one step of a conversation.
+
+Pure functions from the states of ``steps`` to HTML strings, with every piece
+of text escaped. They carry no ids and no clock, so the same state always gives the
+same HTML: the widgets show it live, and a notebook saved without a kernel shows the
+static version. The CSS class names are a contract with the browser test.
+
+What must survive everywhere (roles, colours, kept line breaks) is in ``style``
+attributes: JupyterLab shows the saved outputs of an untrusted notebook through
+its HTML sanitizer, which keeps those but drops ``<style>`` elements. ``STYLE``
+only adds touches (placeholders, the highlight of the newest message).
+Colours are translucent over the theme's own text colour, so they read in light
+and dark themes alike.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from html import escape
+
+from .steps import TAIL, ChunkStep, ConversationStep, TurnSteps, tool_result
+
+WIRE_LIMIT = 2000   # characters of one wire line shown
+FOLD_LINES = 8      # lines of a long message shown before "show the rest"
+FOLD_CHARS = 800    # characters of a long message shown before "show the rest"
+
+ROLE_COLOURS = {"system": "107,114,128", "user": "37,99,235", "assistant": "22,163,74",
+                "tool": "217,119,6", "other": "127,127,127"}
+DISPATCH_COLOURS = {"may": "22,163,74", "wait": "217,119,6", "refused": "220,38,38"}
+
+CODE = "white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px;margin:2px 0"
+LOOK = {
+    "body": "line-height:1.45",
+    "head": "font-weight:600;margin:4px 0",
+    "field": "font-size:11px;text-transform:uppercase;letter-spacing:.05em;opacity:.7;margin-top:6px",
+    "note": "font-style:italic;opacity:.75",
+    "code": CODE,
+    "thinking": CODE + ";font-style:italic;opacity:.8",
+    "wire": CODE + ";word-break:break-all;background:rgba(127,127,127,.14);padding:4px 6px;"
+            "border-radius:3px",
+}
+
+STYLE = """<style>
+.labkit-stepper :is(.labkit-assembled-text, .labkit-assembled-thinking):empty::before {
+  content: '(empty)'; font-style: italic; opacity: .5; }
+.labkit-conversation .labkit-new { box-shadow: 0 0 0 2px rgba(127,127,127,.6); }
+:is(.labkit-stepper, .labkit-conversation) summary { cursor: pointer; font-style: italic; opacity: .75; }
+</style>"""
+
+_text = partial(escape, quote=False)  # for text between tags; attribute values are our own
+
+
+def _div(css_class: str, look: str, text: str = "") -> str:
+    return f'<div class="{css_class}" style="{LOOK[look]}">{_text(text)}</div>'
+
+
+def _tinted(css_class: str, rgb: str, style: str, inner: str) -> str:
+    """A block with a coloured left border over a faint tint of the same colour."""
+    return (f'<div class="{css_class}" style="border-left:4px solid rgb({rgb});'
+            f'background:rgba({rgb},.1);border-radius:3px;{style}">{inner}</div>')
+
+
+# --- A streamed turn --------------------------------------------------------------------
+
+def dispatch_verdict(step: ChunkStep) -> tuple[str, str]:
+    """``(kind, sentence)``: may the turn be dispatched at this step, and why.
+
+    The sentence starts with "may dispatch", "not yet" or "refused"; ``kind`` is
+    ``"may"``, ``"wait"`` or ``"refused"``.
+    """
+    calls = len(step.tool_calls)
+    counted = f"{calls} tool call{'' if calls == 1 else 's'}"
+    if step.may_dispatch:
+        if calls:
+            return "may", (f"may dispatch: the final chunk arrived (done_reason "
+                           f"'{step.done_reason}'), so its {counted} can run now")
+        return "may", (f"may dispatch: the turn is complete (done_reason '{step.done_reason}'); "
+                       "it has no tool calls, so it is the model's final answer")
+    if step.problem:
+        return "refused", f"refused: {step.problem}; no tool from this turn runs"
+    if step.done:
+        return "refused", (f"refused: the reply was cut by the output-length limit (done_reason "
+                           f"'{step.done_reason}'); its {counted} do not run")
+    if step.ended:
+        return "refused", ("refused: the stream ended without a final 'done' chunk; "
+                           "no tool from this turn runs")
+    waiting = f"; the {counted} assembled so far must wait" if calls else ""
+    return "wait", f"not yet: waiting for the final chunk ('done'){waiting}"
+
+
+def chunk_step_html(step: ChunkStep) -> str:
+    """One step of a streamed turn: the chunk on the wire, the message so far, the verdict."""
+    if step.number:
+        arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
+        head = f"chunk {step.number:,} of {step.total:,}{arrival}"
+        wire = step.line if step.line is not None else json.dumps(
+            step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
+    else:
+        head, wire = f"before the first chunk (the stream has {step.total:,})", ""
+    label = ("on the wire: one line of NDJSON, exactly as it came" if step.line is not None
+             else "on the wire: one line of NDJSON (written again from the chunk: this "
+                  "recording kept no wire lines)")
+    more = len(wire) - WIRE_LIMIT
+    kind, verdict = dispatch_verdict(step)
+    parts = [
+        _div("labkit-head", "head", head),
+        _div("labkit-field", "field", label),
+        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
+        _div("labkit-folded", "note", f"… {more:,} more characters of this line") if more > 0 else "",
+        _div("labkit-field", "field", "assistant message so far: thinking"),
+        _folded_note(step.thinking_hidden),
+        _div("labkit-assembled-thinking", "thinking", step.thinking),
+        _div("labkit-field", "field", "content"),
+        _folded_note(step.content_hidden),
+        _div("labkit-assembled-text", "code", step.content),
+    ]
+    if step.tool_calls:
+        parts += [_div("labkit-field", "field", "tool_calls"),
+                  _div("labkit-json labkit-tool-calls", "code", _pretty(step.tool_calls))]
+    parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
+                         "margin-top:8px;padding:4px 8px;font-weight:600", _text(verdict)))
+    return _body(parts)
+
+
+def turn_static_html(steps: TurnSteps, *, tail: int | None = TAIL) -> str:
+    """The whole turn after its last chunk, for a notebook viewed without a kernel."""
+    note = (f"Static view: the turn after all {len(steps):,} chunks. "
+            "Run the notebook to step through them.")
+    last = steps.step(len(steps), tail=tail)
+    return _static("labkit-stepper", note, chunk_step_html(last))
+
+
+def turn_summary(steps: TurnSteps) -> str:
+    """A one-line text summary of the whole turn."""
+    final = steps.step(len(steps), tail=0)
+    return f"ChunkStepper: {len(steps):,} chunks; at the end, {dispatch_verdict(final)[1]}"
+
+
+def _folded_note(hidden: int) -> str:
+    return _div("labkit-folded", "note", f"… {hidden:,} earlier characters") if hidden else ""
+
+
+def _body(parts: list) -> str:
+    inner = "\n".join(part for part in parts if part)
+    return f'<div class="labkit-body" style="{LOOK["body"]}">\n{inner}\n</div>'
+
+
+def _static(outer_class: str, note: str, body: str) -> str:
+    return (f'{STYLE}\n<div class="{outer_class} labkit-static">\n'
+            f'{_div("labkit-static-note", "note", note)}\n{body}\n</div>')
+
+
+# --- A conversation ---------------------------------------------------------------------
+
+def conversation_step_html(story: list, index: int) -> str:
+    """Step ``index`` (0-based) of a conversation: its caption and every message so far."""
+    step: ConversationStep = story[index]
+    head = f"step {index + 1} of {len(story)}: {step.caption}"
+    caption = (f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
+               f'{_div("labkit-note", "note", step.note)}</div>')
+    newest = len(step.messages) - 1 if index else None
+    return _body([caption, *(message_html(message, new=number == newest)
+                             for number, message in enumerate(step.messages))])
+
+
+def conversation_static_html(story: list) -> str:
+    """The final message list, for a notebook viewed without a kernel."""
+    note = (f"Static view: the final list of {len(story[-1].messages)} messages. "
+            f"Run the notebook to step through its {len(story)} steps.")
+    return _static("labkit-conversation", note, conversation_step_html(story, len(story) - 1))
+
+
+def conversation_summary(story: list) -> str:
+    """A one-line text summary: how many messages of each role, and how the run ended."""
+    messages = story[-1].messages
+    roles = {}
+    for message in messages:
+        roles[message.get("role")] = roles.get(message.get("role"), 0) + 1
+    counts = ", ".join(f"{role} {count}" for role, count in roles.items())
+    return (f"ConversationView: {len(story)} steps to {len(messages)} messages ({counts}); "
+            f"{story[-1].note}")
+
+
+def message_html(message: dict, *, new: bool = False) -> str:
+    """One message of the conversation: a role label, then its fields, long text folded."""
+    role = str(message.get("role", ""))
+    css_role = role if role in ROLE_COLOURS else "other"
+    rgb = ROLE_COLOURS[css_role]
+    label = role if role != "tool" else f"tool · {message.get('tool_name', '?')}"
+    parts = [f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
+             f'border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;'
+             f'font-weight:600">{_text(label)}</div>']
+    if message.get("thinking"):
+        parts += [_div("labkit-field", "field", "thinking"),
+                  _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking")]
+    if role == "tool":
+        result = tool_result(message)
+        if result is not None:
+            parts += [_div("labkit-field", "field", "content (JSON text, shown indented)"),
+                      _fold(_pretty(result), "labkit-json")]
+        else:
+            parts.append(_fold(str(message.get("content", "")), "labkit-text"))
+    elif message.get("content"):
+        parts.append(_fold(str(message["content"]), "labkit-text"))
+    if message.get("tool_calls"):
+        parts += [_div("labkit-field", "field", "tool_calls"),
+                  _fold(_pretty(message["tool_calls"]), "labkit-json")]
+    css_class = f"labkit-message labkit-role-{css_role}" + (" labkit-new" if new else "")
+    return _tinted(css_class, rgb, "margin:6px 0;padding:4px 8px", "".join(parts))
+
+
+def _fold(text: str, css_class: str, look: str = "code") -> str:
+    """Text in a block. Text twice as long as FOLD_LINES lines or FOLD_CHARS characters
+    shows only those first, and the rest in a <details> that the reader can open."""
+    if text.count("\n") < 2 * FOLD_LINES and len(text) <= 2 * FOLD_CHARS:
+        return _div(css_class, look, text)
+    end = -1
+    for _ in range(FOLD_LINES):
+        end = text.find("\n", end + 1, FOLD_CHARS)
+        if end < 0:
+            break
+    cut = end + 1 if end >= 0 else FOLD_CHARS
+    head, rest = text[:cut], text[cut:]
+    return (f'{_div(css_class, look, head)}<details><summary>show the rest '
+            f'({len(rest):,} more characters, {len(rest.splitlines()):,} lines)</summary>'
+            f'{_div(css_class, look, rest)}</details>')
+
+
+def _pretty(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)

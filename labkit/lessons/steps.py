@@ -1,0 +1,241 @@
+"""What the lesson widgets step through, derived once so that each step is cheap.
+
+``TurnSteps`` folds one streamed turn with the loop's own ``TurnAssembler`` in a
+single pass and keeps a prefix index (how many fragments and characters, how many
+tool calls after each chunk; where ``done`` and the first problem arrived), so
+showing step k costs only what is shown, however long the stream.
+``conversation_story`` turns a run's message snapshots into a list that grows one
+message at a time, each step saying what was appended and by whom.
+
+Pure: no widgets, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..harness.turns import Turn, TurnAssembler
+
+TAIL = 2000  # characters of assembled text shown at once; earlier ones are counted, not shown
+
+
+@dataclass(frozen=True)
+class ChunkStep:
+    """What the stream looks like after ``number`` of its ``total`` chunks arrived."""
+
+    number: int
+    total: int
+    chunk: object            # the chunk that just arrived, parsed (None before any)
+    at: float | None         # its arrival, in seconds after the request (None if unknown)
+    content: str             # the assembled text so far, or its last ``tail`` characters
+    content_hidden: int      # how many earlier characters of it are not in ``content``
+    thinking: str
+    thinking_hidden: int
+    tool_calls: list
+    done: bool
+    done_reason: str | None
+    problem: str | None
+    line: str | None = None  # the chunk's NDJSON line exactly as it came, if the recording kept it
+
+    @property
+    def may_dispatch(self) -> bool:
+        """The loop's own rule (``Turn.may_dispatch``), applied to the stream so far."""
+        return Turn({}, self.done, self.done_reason, self.problem).may_dispatch
+
+    @property
+    def ended(self) -> bool:
+        """True at the last chunk: nothing more will arrive."""
+        return self.number == self.total
+
+
+class TurnSteps:
+    """One recorded turn, indexed so that any step renders without re-folding the stream.
+
+    ``turn`` is one entry of ``recording["turns"]`` (``{"request": ..., "chunks":
+    [{"at": seconds, "chunk": {...}}, ...]}``) or a plain list of chunk dicts.
+    """
+
+    def __init__(self, turn):
+        self.entries = _chunk_entries(turn)
+        assembler = TurnAssembler()
+        self._content_count, self._content_chars = [0], [0]
+        self._thinking_count, self._thinking_chars = [0], [0]
+        self._calls = [0]
+        self.done_at = self.problem_at = None  # the step at which each first happened
+        for number, (_, chunk, _) in enumerate(self.entries, start=1):
+            assembler.add(chunk)
+            _extend(self._content_count, self._content_chars, assembler.content)
+            _extend(self._thinking_count, self._thinking_chars, assembler.thinking)
+            self._calls.append(len(assembler.tool_calls))
+            if assembler.done and self.done_at is None:
+                self.done_at = number
+            if assembler.problem and self.problem_at is None:
+                self.problem_at = number
+        self._assembler = assembler
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def turn(self) -> Turn:
+        """The whole turn, assembled (the same object the loop would build)."""
+        return self._assembler.turn()
+
+    def step(self, number: int, *, tail: int | None = TAIL) -> ChunkStep:
+        """The state after ``number`` chunks (0: the request is sent, nothing arrived yet).
+
+        Costs time in proportion to what it returns (``tail`` characters of text and
+        the tool calls so far), not to ``number``.
+        """
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= len(self):
+            raise ValueError(f"step must be an int from 0 to {len(self)}, got {number!r}")
+        at, chunk, line = self.entries[number - 1] if number else (None, None, None)
+        assembler = self._assembler
+        content, content_hidden = _tail(assembler.content, self._content_count[number],
+                                        self._content_chars[number], tail)
+        thinking, thinking_hidden = _tail(assembler.thinking, self._thinking_count[number],
+                                          self._thinking_chars[number], tail)
+        done = self.done_at is not None and number >= self.done_at
+        problem = assembler.problem if self.problem_at is not None and number >= self.problem_at else None
+        return ChunkStep(number, len(self), chunk, at, content, content_hidden, thinking,
+                         thinking_hidden, assembler.tool_calls[:self._calls[number]], done,
+                         assembler.done_reason if done else None, problem, line)
+
+
+def _chunk_entries(turn) -> list:
+    """``(arrival seconds or None, chunk, wire line or None)`` from a recorded turn or a
+    list of chunks."""
+    if isinstance(turn, list):
+        return [(None, chunk, None) for chunk in turn]
+    if isinstance(turn, dict) and isinstance(turn.get("chunks"), list):
+        entries = []
+        for index, entry in enumerate(turn["chunks"]):
+            if not (isinstance(entry, dict) and "chunk" in entry):
+                raise ValueError(f"turn['chunks'][{index}] is not {{'at': seconds, 'chunk': {{...}}}}"
+                                 ": pass a turn of a recording unchanged, or a list of chunk dicts")
+            at = entry.get("at")
+            line = entry.get("line")
+            entries.append((at if isinstance(at, (int, float)) else None, entry["chunk"],
+                            line if isinstance(line, str) else None))
+        return entries
+    if isinstance(turn, dict) and "turns" in turn:
+        raise ValueError("this is a whole recording: pass one of its turns, "
+                         "e.g. recording['turns'][0]")
+    raise ValueError(f"expected one recorded turn (a dict with 'chunks') or a list of chunk "
+                     f"dicts, got {type(turn).__name__}")
+
+
+def _extend(counts: list, chars: list, fragments: list) -> None:
+    """Record the fragment count and total length after one more chunk (O(1))."""
+    grown = len(fragments) > counts[-1]
+    counts.append(len(fragments))
+    chars.append(chars[-1] + (len(fragments[-1]) if grown else 0))
+
+
+def _tail(fragments: list, count: int, total: int, limit: int | None) -> tuple[str, int]:
+    """The last ``limit`` characters of ``"".join(fragments[:count])`` and how many precede them.
+
+    Walks back only as far as ``limit`` needs: fragments are never empty.
+    """
+    if limit is None or total <= limit:
+        return "".join(fragments[:count]), 0
+    pieces, size, index = [], 0, count
+    while size < limit:
+        index -= 1
+        pieces.append(fragments[index])
+        size += len(fragments[index])
+    text = "".join(reversed(pieces))[-limit:]
+    return text, total - len(text)
+
+
+# --- The conversation ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConversationStep:
+    """The message list at one step, what was just appended, and whether it is sent as is."""
+
+    messages: list
+    caption: str   # what was appended and by whom
+    note: str      # the request it is, or what must still happen before the next one
+
+
+def conversation_steps(events) -> list[list[dict]]:
+    """The message list of a run, growing one message at a time (first: the first request)."""
+    return [step.messages for step in conversation_story(events)]
+
+
+def conversation_story(events) -> list[ConversationStep]:
+    """Each step of a run's growing message list, with a caption.
+
+    ``events`` are a run's full loop events (from ``agent_events`` or the ``events``
+    of ``run_attempt``): the ``messages`` snapshots of ``model_start`` and
+    ``stopped`` fix the list; between two snapshots the new messages come one by one.
+    """
+    if isinstance(events, dict):
+        raise ValueError("pass a run's list of events, not a recording: "
+                         "recording, events = run_attempt(...); ConversationView(events)")
+    events = list(events)
+    snapshots = [e for e in events if isinstance(e, dict) and e.get("type") in ("model_start", "stopped")
+                 and isinstance(e.get("messages"), list)]
+    if not snapshots:
+        raise ValueError("these events carry no message snapshots: pass the full events of a "
+                         "run (from agent_events, or the events returned by run_attempt), not "
+                         "a recording's saved 'events'")
+    final = snapshots[-1]["messages"]
+    sizes = [len(e["messages"]) for e in snapshots]
+    if sizes != sorted(sizes) or any(final[:n] != e["messages"] for n, e in zip(sizes, snapshots)):
+        raise ValueError("the message snapshots do not grow by appending: pass the events "
+                         "of one run")
+    requests = {len(e["messages"]): e["turn"] for e in snapshots if e["type"] == "model_start"}
+    stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
+
+    first = sizes[0]
+    story = []
+    for length in range(first, len(final) + 1):
+        messages = final[:length]
+        caption = _first_caption(messages) if length == first else _appended_caption(messages)
+        story.append(ConversationStep(messages, caption, _note(length, len(final), requests, stop)))
+    return story
+
+
+def _first_caption(messages: list) -> str:
+    if [m.get("role") for m in messages] == ["system", "user"]:
+        return "the harness built the first request: the system prompt and the user's task"
+    return f"the harness built the first request: {len(messages)} messages"
+
+
+def _appended_caption(messages: list) -> str:
+    message = messages[-1]
+    role = message.get("role")
+    turn = sum(m.get("role") == "assistant" for m in messages)
+    if role == "assistant":
+        names = [c.get("function", {}).get("name", "?") for c in message.get("tool_calls") or []]
+        if names:
+            return f"the model's reply, turn {turn}: it asks for {' and '.join(names)}"
+        if str(message.get("content", "")).strip():
+            return f"the model's reply, turn {turn}: a final answer, no tool calls"
+        return f"the model's reply, turn {turn}: no text and no tool calls"
+    if role == "tool":
+        result = tool_result(message)
+        failed = isinstance(result, dict) and "error" in result
+        return (f"the harness appended the result of {message.get('tool_name', 'a tool')} "
+                f"(turn {turn})" + (": an error the model can read" if failed else ""))
+    return f"a {role} message was appended"
+
+
+def tool_result(message: dict):
+    """A tool message's content parsed from its JSON text, or None if it is not JSON."""
+    try:
+        return json.loads(message.get("content"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _note(length: int, final: int, requests: dict, stop) -> str:
+    notes = []
+    if length in requests:
+        notes.append(f"the model receives exactly these {length} messages as its request "
+                     f"for turn {requests[length]}")
+    if length == final and stop is not None:
+        notes.append(f"the run stopped ({stop['reason']}): no further request is made")
+    return "; ".join(notes) or "not sent yet: the harness appends more before the next request"

@@ -1,0 +1,120 @@
+"""The two lesson widgets: thin ipywidgets shells around ``steps`` and ``render``.
+
+``ChunkStepper(turn)`` steps through the raw chunks of one streamed turn;
+``ConversationView(events)`` steps through a run's message list as it grows.
+Each shows the HTML of its current step; where a notebook is shown without a
+kernel, its saved output falls back to a static HTML view of the final state.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..harness.loop import positive_int
+from . import render
+from .steps import TAIL, TurnSteps, conversation_story
+
+
+class _Stepper(widgets.VBox):
+    """A box with Previous/Next buttons and a slider over steps ``first..last``."""
+
+    css_class = ""
+
+    def __init__(self, first: int, last: int, *, label: str, controls=()):
+        self.slider = widgets.IntSlider(value=first, min=first, max=last, description=label,
+                                        continuous_update=True)
+        self.prev_button = widgets.Button(description="Previous", icon="step-backward",
+                                          tooltip="show the previous step")
+        self.next_button = widgets.Button(description="Next", icon="step-forward",
+                                          tooltip="show the next step")
+        self.view = widgets.HTML()
+        self.slider.add_class("labkit-slider")
+        self.prev_button.add_class("labkit-prev")
+        self.next_button.add_class("labkit-next")
+        self.prev_button.on_click(lambda _: self._move(-1))
+        self.next_button.on_click(lambda _: self._move(+1))
+        self.slider.observe(lambda _: self._show(), names="value")
+        bar = widgets.HBox([*controls, self.prev_button, self.next_button, self.slider])
+        super().__init__([widgets.HTML(render.STYLE), bar, self.view])
+        self.add_class(self.css_class)
+        self._show()
+
+    def _move(self, delta: int) -> None:
+        self.slider.value = min(self.slider.max, max(self.slider.min, self.slider.value + delta))
+
+    def _show(self) -> None:
+        value = self.slider.value
+        self.prev_button.disabled = value <= self.slider.min
+        self.next_button.disabled = value >= self.slider.max
+        self.view.value = self.step_html(value)
+
+    def step_html(self, value: int) -> str:
+        raise NotImplementedError
+
+    def static_html(self) -> str:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The live widget, plus a static HTML view and a text summary of the final state."""
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = self.summary()
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+
+class ChunkStepper(_Stepper):
+    """Step through one streamed turn, chunk by chunk.
+
+    ``turn`` is ``recording["turns"][i]`` or a plain list of chunk dicts. Step k
+    (1..N) shows chunk k as it arrived, the assistant message assembled from chunks
+    1..k, and whether the turn may be dispatched yet. ``tail``: characters of
+    assembled text shown (earlier ones are counted, not shown); ``interval``:
+    milliseconds per step when playing.
+    """
+
+    css_class = "labkit-stepper"
+
+    def __init__(self, turn, *, tail: int = TAIL, interval: int = 150):
+        self.tail = positive_int(tail, "tail (the characters shown)")
+        self.steps = TurnSteps(turn)
+        first, last = (1, len(self.steps)) if len(self.steps) else (0, 0)
+        self.play = widgets.Play(value=first, min=first, max=last, interval=interval,
+                                 description="Play", tooltip="play the chunks in order")
+        self.play.add_class("labkit-play")
+        super().__init__(first, last, label="chunk", controls=[self.play])
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+
+    def step_html(self, value: int) -> str:
+        return render.chunk_step_html(self.steps.step(value, tail=self.tail))
+
+    def static_html(self) -> str:
+        return render.turn_static_html(self.steps, tail=self.tail)
+
+    def summary(self) -> str:
+        return render.turn_summary(self.steps)
+
+
+class ConversationView(_Stepper):
+    """Step through a run's message list as the model receives it, one message at a time.
+
+    ``events`` are the full loop events of one run (from ``agent_events``, or the
+    ``events`` returned by ``run_attempt``): their ``messages`` snapshots fix the list.
+    """
+
+    css_class = "labkit-conversation"
+
+    def __init__(self, events):
+        self.story = conversation_story(events)
+        super().__init__(1, len(self.story), label="step")
+
+    def step_html(self, value: int) -> str:
+        return render.conversation_step_html(self.story, value - 1)
+
+    def static_html(self) -> str:
+        return render.conversation_static_html(self.story)
+
+    def summary(self) -> str:
+        return render.conversation_summary(self.story)

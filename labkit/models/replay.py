@@ -1,0 +1,214 @@
+"""Replay a recording as a model: the same chunks, turn by turn, to the same loop.
+
+In strict mode each request the harness sends is compared with the recorded one,
+so a harness that drops or reorders a message is caught at the first difference.
+A :class:`RequestCursor` decides which recorded turn answers a request; the
+in-process :class:`ReplayModel` and the HTTP replay server (``server.py``) share it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+
+from ..harness.contracts import tool_names
+
+
+class ReplayError(RuntimeError):
+    """The harness asked for something the recording cannot give."""
+
+
+class ReplayMismatch(ReplayError):
+    """In strict mode, the harness sent a request the recording does not hold."""
+
+    #: how the loop's ``model_error`` stop introduces it: no model was involved
+    stop_detail = ("replay mismatch: the harness's request differs from the recording "
+                   "(not a model failure)")
+
+
+def first_difference(recorded: dict, messages: list, names: list, *,
+                     wire: bool = False) -> str | None:
+    """Describe the first way a request differs from a recorded one, or return None.
+
+    The description names the first differing place (``message 4 (assistant),
+    tool_calls[0].function.arguments.new, character 31``) and shows both sides there.
+    ``wire``: the request came over HTTP, where a tool call's ``id`` and
+    ``function.index`` may be missing (the pinned ``ollama`` SDK drops them).
+    """
+    if recorded.get("tools") is not None and list(recorded["tools"]) != list(names):
+        return f"the tools offered were {names}, the recording offered {recorded['tools']}"
+    expected = recorded["messages"]
+    for index, (want, got) in enumerate(zip(expected, messages)):
+        if wire:
+            want = _as_carried(want, got)
+        place = _where_different(_comparable(want), _comparable(got), "")
+        if place:
+            path, recorded_side, sent_side = place
+            return (f"message {index} ({want.get('role')}) differs at {path or 'the top'}: "
+                    f"the recording has {recorded_side} but the harness sent {sent_side}")
+    if len(messages) != len(expected):
+        index = min(len(messages), len(expected))
+        extra = messages[index] if len(messages) > index else expected[index]
+        return (f"the harness sent {len(messages)} messages, the recording has {len(expected)} "
+                f"(first unmatched: message {index}, {_short(extra)})")
+    return None
+
+
+class RequestCursor:
+    """Which recorded turn answers each request of a conversation.
+
+    Requests take the turns in order; in strict mode each is first compared with the
+    recorded request, and one that differs raises :class:`ReplayMismatch` without
+    using up its turn (a corrected retry gets it). ``restarts``: a request with as
+    many messages as the first recorded one begins a new conversation, so one server
+    can answer run after run. ``wire``: requests come over HTTP, where a tool call's
+    ``id`` and ``function.index`` may have been dropped by the client's SDK.
+    Safe to share between threads.
+    """
+
+    def __init__(self, turns: list, *, strict: bool = True, restarts: bool = False,
+                 wire: bool = False):
+        self.turns = turns
+        self.strict = strict
+        self.restarts = restarts
+        self.wire = wire
+        self.answered = 0  # requests answered in the current conversation
+        self._lock = threading.Lock()
+
+    def next_turn(self, messages: list, names: list) -> tuple[int, dict]:
+        """``(number, turn)`` for this request (1 = the first turn), or ReplayMismatch."""
+        with self._lock:
+            fresh = (self.restarts and self.answered
+                     and len(messages) == len(self.turns[0]["request"]["messages"]))
+            number = 1 if fresh else self.answered + 1
+            if number > len(self.turns):
+                raise ReplayMismatch(f"the recording has {len(self.turns)} turns, but this is "
+                                     f"request {number} of the conversation")
+            turn = self.turns[number - 1]
+            if self.strict:
+                difference = first_difference(turn["request"], messages, names, wire=self.wire)
+                if difference:
+                    raise ReplayMismatch(f"turn {number}: the request does not match the "
+                                         f"recording: {difference}")
+            self.answered = number
+        return number, turn
+
+
+class ReplayModel:
+    """A ``chat`` callable that answers from a recording.
+
+    ``speed``: None yields chunks as fast as the loop takes them; 1.0 waits for each
+    chunk's recorded arrival time, 10.0 ten times faster.
+    """
+
+    def __init__(self, recording: dict, strict: bool = True, *, speed: float | None = None):
+        self.recording = recording
+        self.cursor = RequestCursor(recording["turns"], strict=strict)
+        self.speed = speed
+
+    @property
+    def requests(self) -> int:
+        """Requests answered so far."""
+        return self.cursor.answered
+
+    def provenance(self, now=None) -> dict:
+        """Who wrote the chunks it replays: the recording's own authors."""
+        return {**self.recording["provenance"], "replayed_from": "ReplayModel, in process"}
+
+    def __repr__(self):
+        mode = "strict" if self.cursor.strict else "loose"
+        pace = f", {self.speed:g}x recorded speed" if self.speed else ""
+        return f"ReplayModel({len(self.cursor.turns)} recorded turns, {mode}{pace})"
+
+    def __call__(self, messages, tool_schemas):
+        """Check the request (strict mode) and return an iterator of the turn's chunks."""
+        return (chunk for chunk, _ in self.wire(messages, tool_schemas))
+
+    def wire(self, messages, tool_schemas):
+        """Like calling it, but each item is ``(chunk, line)``: the NDJSON line the
+        recording kept for the chunk, or None if it kept none."""
+        _, turn = self.cursor.next_turn(messages, tool_names(tool_schemas))
+        return self._stream(turn)
+
+    def _stream(self, turn):
+        start = time.monotonic()
+        for entry in turn["chunks"]:
+            if self.speed:
+                time.sleep(max(0.0, start + entry["at"] / self.speed - time.monotonic()))
+            yield copy.deepcopy(entry["chunk"]), entry.get("line")
+        if "error" in turn:
+            raise ReplayError(turn["error"])
+
+
+def _comparable(message: dict) -> dict:
+    """Messages compare equal when their non-empty fields do (absent == None == '' == [])."""
+    return {k: v for k, v in message.items() if v not in (None, "", [], {})}
+
+
+def _as_carried(want: dict, got: dict) -> dict:
+    """The recorded message without the tool-call ``id`` / ``function.index`` the sent one lacks."""
+    calls, sent = want.get("tool_calls"), got.get("tool_calls")
+    if not (isinstance(calls, list) and isinstance(sent, list)):
+        return want
+    carried = []
+    for position, call in enumerate(calls):
+        other = sent[position] if position < len(sent) and isinstance(sent[position], dict) else {}
+        if isinstance(call, dict):
+            call = {k: v for k, v in call.items() if k != "id" or "id" in other}
+            function, sent_function = call.get("function"), other.get("function")
+            if isinstance(function, dict) and not (isinstance(sent_function, dict)
+                                                   and "index" in sent_function):
+                call["function"] = {k: v for k, v in function.items() if k != "index"}
+        carried.append(call)
+    return {**want, "tool_calls": carried}
+
+
+def _where_different(want, got, path: str):
+    """``(path, recorded excerpt, sent excerpt)`` at the first difference, or None."""
+    both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, got))
+    if _json_kind(want) is not _json_kind(got) and not both_numbers:
+        return path, _excerpt(want), _excerpt(got)
+    if isinstance(want, dict):
+        for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
+            where = f"{path}.{key}" if path else key
+            if key not in want or key not in got:
+                return (where, _excerpt(want[key]) if key in want else "nothing",
+                        _excerpt(got[key]) if key in got else "nothing")
+            place = _where_different(want[key], got[key], where)
+            if place:
+                return place
+        return None
+    if isinstance(want, list):
+        for position, (a, b) in enumerate(zip(want, got)):
+            place = _where_different(a, b, f"{path}[{position}]")
+            if place:
+                return place
+        if len(want) != len(got):
+            return path, f"{len(want)} items", f"{len(got)} items"
+        return None
+    if isinstance(want, str) and want != got:
+        at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        return f"{path}, character {at}", _excerpt(want, at), _excerpt(got, at)
+    return None if want == got else (path, _excerpt(want), _excerpt(got))
+
+
+def _json_kind(value) -> type:
+    """The JSON kind of a value: a frozen dict or list (``labkit.harness.frozen``) is a dict or a list."""
+    return dict if isinstance(value, dict) else list if isinstance(value, list) else type(value)
+
+
+def _excerpt(value, at: int | None = None, before: int = 30, after: int = 50) -> str:
+    """Text around position ``at`` (or the start of a JSON value), quoted, ends marked."""
+    if at is None:
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= before + after else text[:before + after] + "…"
+    start = max(0, at - before)
+    piece = json.dumps(value[start:at + after], ensure_ascii=False)
+    return ("…" if start else "") + piece + ("…" if at + after < len(value) else "")
+
+
+def _short(message, limit: int = 120) -> str:
+    text = json.dumps(message, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 5] + "...}"

@@ -1,0 +1,105 @@
+"""One whole attempt on a disposable copy: check, run the loop, check again, keep the record.
+
+``run_attempt`` is the one place a recording is built. While the loop runs, a
+:class:`CapturingChat` stands between it and the model and keeps each request and
+each raw chunk with its arrival time; when the model can say how each chunk came
+over the wire (it has a ``wire`` method, as ``OllamaModel``, ``ReplayModel`` and
+``ScriptedChat`` do), the NDJSON line is kept beside the chunk, exactly as sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+from ..harness.contracts import tool_names
+from ..harness.loop import MAX_TURNS, agent_events
+from ..harness.prompt import REPAIR_TASK
+from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
+from ..harness.tools import RepoTools
+from .format import FORMAT, VERSION, compact_event
+
+
+def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: int = MAX_TURNS,
+                on_event=None, clock=time.monotonic) -> tuple[dict, list]:
+    """Run the loop once on a fresh copy of the sample.
+
+    Returns ``(recording, events)``: the recording in the saved format, and the
+    loop's full events (with times and message snapshots). ``on_event(event)`` is
+    called as each event happens, for progress displays. ``clock`` gives the time in
+    seconds for the chunks' arrival offsets: a scripted model passes its own, so that
+    its planned times, not this machine's speed, end up in the recording.
+    """
+    capture = CapturingChat(chat, clock=clock)
+    events = []
+    tell = on_event or (lambda event: None)
+    with sample_copy() as root:
+        test_file = root / TEST_FILE
+        hash_before, checks_before = file_sha256(test_file), run_checks(root)
+        tell({"type": "checks", "when": "before", "checks": checks_before})
+        for event in agent_events(capture, RepoTools(root), task, max_turns=max_turns):
+            events.append(event)
+            tell(event)
+        checks_after = run_checks(root)
+        tell({"type": "checks", "when": "after", "checks": checks_after})
+        hash_after = file_sha256(test_file)
+    recording = {
+        "format": FORMAT,
+        "version": VERSION,
+        "provenance": provenance,
+        "task": task,
+        "max_turns": max_turns,
+        "test_file_sha256": {"before": hash_before, "after": hash_after},
+        "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
+        "turns": capture.turns,
+        "events": [compact_event(event) for event in events],
+    }
+    return recording, events
+
+
+class CapturingChat:
+    """Wraps a ``chat`` callable and keeps ``turns`` in the recording's shape."""
+
+    def __init__(self, chat, clock=time.monotonic):
+        self.chat = chat
+        self.clock = clock
+        self.turns = []
+
+    def __call__(self, messages, tool_schemas):
+        turn = {"request": {"messages": copy.deepcopy(messages), "tools": tool_names(tool_schemas)},
+                "chunks": []}
+        self.turns.append(turn)
+        return self._stream(turn, messages, tool_schemas)
+
+    def _stream(self, turn, messages, tool_schemas):
+        start = self.clock()
+        stream = None
+        try:
+            stream = _with_lines(self.chat, messages, tool_schemas)
+            for chunk, line in stream:
+                entry = {"at": round(self.clock() - start, 6), "chunk": copy.deepcopy(chunk)}
+                if line is not None:
+                    entry["line"] = line
+                turn["chunks"].append(entry)
+                yield chunk
+        except Exception as exc:
+            turn["error"] = str(exc) or type(exc).__name__  # as the loop reports it
+            raise
+        finally:
+            getattr(stream, "close", lambda: None)()
+
+
+def _with_lines(chat, messages, tool_schemas):
+    """``(chunk, line or None)`` pairs from ``chat``: its own lines when it has a wire."""
+    wire = getattr(chat, "wire", None)
+    if callable(wire):
+        return wire(messages, tool_schemas)
+    return _no_lines(chat(messages, tool_schemas))
+
+
+def _no_lines(stream):
+    try:
+        for chunk in stream:
+            yield chunk, None
+    finally:
+        getattr(stream, "close", lambda: None)()

@@ -1,0 +1,256 @@
+"""The recording format: one JSON file per attempt, enough to replay it and to audit it.
+
+A recording holds its provenance (who or what produced it), the task and budget,
+the independent test results and test-file hashes before and after, each turn's
+request and raw chunks with arrival offsets (seconds after the request), and the
+loop's events (the last one says how the run stopped: see ``stop_of``). ``load_recording`` refuses a file that is not one, naming
+the file and the problem, before anything runs: not a regular file (a named pipe is
+never waited on), too big, not UTF-8 JSON, nested more than ``MAX_NESTING`` levels,
+a number that is not finite, or a structure that does not hold. ``save_recording``
+writes atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..harness.atomic import write_atomically
+from ..harness.contracts import STOP_REASONS
+from ..harness.loop import positive_int
+from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
+from ..settings import recording_path
+
+FORMAT = "labkit-recording"
+VERSION = 3  # 2: a chunk may keep its NDJSON "line"; 3: no "stop" (it is the last event)
+READABLE_VERSIONS = (1, 2, 3)  # 1 and 2 also hold "stop", a copy of the last event: unread
+SOURCES = ("scripted", "ollama")
+MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
+#: Levels of nesting a recording may have; the course's need 11, and a replay copies
+#: its chunks, so a deeper one could fail half-way through instead of being refused here.
+MAX_NESTING = 64
+
+
+class RecordingError(ValueError):
+    """A file that cannot be used as a recording; the message names the file and the problem."""
+
+
+def load_recording(path) -> dict:
+    """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
+    path = recording_path(path)  # a path, or the name of one of the course's recordings
+    recording = _read_json(path)
+    problem = recording_problem(recording)
+    if problem is None:
+        problem = _sample_mismatch(recording)
+    if problem:
+        raise RecordingError(f"{path}: {problem}")
+    return recording
+
+
+def _read_json(path: Path):
+    """The JSON value in ``path``, read at most ``MAX_BYTES``; RecordingError if there is none."""
+    try:  # non-blocking, so that a named pipe with no writer does not stall the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordingError(f"{path}: not a regular file (a folder, a pipe or a device); "
+                             "a recording is a JSON file")
+    with os.fdopen(fd, "rb") as file:
+        try:
+            data = file.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise RecordingError(f"{path}: the file is empty")
+    if len(data) > MAX_BYTES:
+        raise RecordingError(f"{path}: larger than {MAX_BYTES // 2**20} MB, far more than "
+                             "any recorded attempt; is it really a recording?")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+                             f"{exc.start}); a recording is a JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise RecordingError(f"{path}: holds a value JSON cannot give back ({exc})") from None
+    except RecursionError:
+        raise RecordingError(f"{path}: its JSON is nested too deeply to be a recording") from None
+
+
+def save_recording(recording: dict, path) -> Path:
+    """Validate and write a recording atomically: a crash leaves the old file or the new one."""
+    path = Path(path)
+    problem = recording_problem(recording)
+    if problem:
+        raise RecordingError(f"{path}: refusing to save an invalid recording: {problem}")
+    text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, text.encode("utf-8"), mode=0o644)  # a recording is meant to be shared
+    return path
+
+
+def compact_event(event: dict) -> dict:
+    """An event as a recording keeps it: without its clock time and message snapshot,
+    which the recording holds once, per turn, as the request."""
+    return {key: value for key, value in event.items() if key not in ("time", "messages")}
+
+
+def timestamp(now: datetime | None = None) -> str:
+    """A moment as provenance dates it: UTC, to the second (``2026-12-01T09:00:00Z``)."""
+    now = now or datetime.now(timezone.utc)
+    return now.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def stop_of(recording: dict) -> dict:
+    """How the recorded run stopped: its last event (``reason``, ``turns``, ``detail``...)."""
+    return recording["events"][-1]
+
+
+def recording_problem(recording) -> str | None:
+    """Say what makes ``recording`` unusable, or return None. Pure: reads nothing."""
+    if not isinstance(recording, dict):
+        return "the top level is not a JSON object"
+    problem = _value_problem(recording)
+    if problem:
+        return problem
+    if recording.get("format") != FORMAT:
+        return f"'format' is {recording.get('format')!r}, expected {FORMAT!r}"
+    version = recording.get("version")
+    if not _is_int(version) or version not in READABLE_VERSIONS:
+        return (f"format version {version!r}; this labkit reads versions "
+                f"{READABLE_VERSIONS}: re-record it or update labkit")
+    for key, kind in (("provenance", dict), ("task", str), ("max_turns", int),
+                      ("test_file_sha256", dict), ("checks", dict), ("turns", list),
+                      ("events", list)):
+        if not isinstance(recording.get(key), kind):
+            return f"'{key}' is missing or not a {kind.__name__}"
+    try:
+        positive_int(recording["max_turns"], "'max_turns'")
+    except ValueError as exc:
+        return str(exc)
+    return (_provenance_problem(recording["provenance"])
+            or _checks_problem(recording)
+            or _turns_problem(recording["turns"])
+            or _events_problem(recording))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # True is an int in Python
+
+
+def _value_problem(value) -> str | None:
+    """Nesting deeper than ``MAX_NESTING``, or a number that is not finite (``NaN``,
+    ``Infinity``: Python's json reads them, JSON has no such thing). Walks without
+    recursion, so no value is too deep to be judged."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                return (f"it is nested more than {MAX_NESTING} levels deep; the course's "
+                        "recordings need 11")
+            pending.extend((child, depth + 1) for child in (
+                item.values() if isinstance(item, dict) else item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"it holds {item!r}, not a finite number; JSON has no such value"
+    return None
+
+
+def _provenance_problem(provenance: dict) -> str | None:
+    source = provenance.get("source")
+    if source not in SOURCES:
+        return f"provenance 'source' is {source!r}; it must be one of {SOURCES}"
+    if source == "ollama":
+        missing = [key for key in ("model", "digest", "server_version") if not provenance.get(key)]
+        if missing:
+            return f"an 'ollama' recording must name its {', '.join(missing)}"
+    return None
+
+
+def _checks_problem(recording: dict) -> str | None:
+    for when in ("before", "after"):
+        digest = recording["test_file_sha256"].get(when)
+        if not (isinstance(digest, str) and len(digest) == 64):
+            return f"test_file_sha256.{when} is not a sha256 hex digest"
+        result = recording["checks"].get(when)
+        if not isinstance(result, dict) or not all(
+                _is_int(result.get(key)) for key in ("exit_code", "passed", "failed")):
+            return f"checks.{when} needs integer exit_code, passed and failed"
+    return None
+
+
+def _turns_problem(turns: list) -> str | None:
+    if not turns:
+        return "it has no turns"
+    for number, turn in enumerate(turns, start=1):
+        request = turn.get("request") if isinstance(turn, dict) else None
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            return f"turn {number} has no request messages"
+        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]):
+            return f"turn {number}: a request message has no role"
+        tools = request.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+            return f"turn {number}: the request's 'tools' is not a list of tool names"
+        if not isinstance(turn.get("chunks"), list):
+            return f"turn {number} has no chunk list"
+        for index, entry in enumerate(turn["chunks"], start=1):
+            if not (isinstance(entry, dict) and isinstance(entry.get("chunk"), dict)
+                    and isinstance(entry.get("at"), (int, float)) and entry["at"] >= 0):
+                return (f"turn {number}, chunk {index} is not an object with a JSON-object "
+                        "'chunk' and a non-negative arrival time 'at'")
+            if "line" in entry and not _line_holds(entry["line"], entry["chunk"]):
+                return (f"turn {number}, chunk {index}: its 'line' is not one line of JSON "
+                        "text equal to its 'chunk'")
+        if "error" in turn and not isinstance(turn["error"], str):
+            return f"turn {number}: 'error' is not text"
+    return None
+
+
+def _line_holds(line, chunk: dict) -> bool:
+    """Whether a kept wire line is one NDJSON line whose JSON is the chunk itself."""
+    if not isinstance(line, str) or "\n" in line:
+        return False
+    try:
+        return json.loads(line) == chunk
+    except (ValueError, RecursionError):
+        return False
+
+
+def _events_problem(recording: dict) -> str | None:
+    events = recording["events"]
+    if not all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in events):
+        return "an event has no 'type'"
+    if not events or events[-1]["type"] != "stopped":
+        return "its events do not end with a 'stopped' event"
+    reason = events[-1].get("reason")
+    if reason not in STOP_REASONS:
+        return f"its last event stops for the reason {reason!r}, which is not a stop reason"
+    requests = sum(e["type"] == "model_start" for e in events)
+    if requests > len(recording["turns"]):
+        return f"its events make {requests} model requests but it holds {len(recording['turns'])} turns"
+    return None
+
+
+def _sample_mismatch(recording: dict) -> str | None:
+    recorded = recording["test_file_sha256"]["before"]
+    current = file_sha256(SAMPLE_DIR / TEST_FILE)
+    if recorded != current:
+        return (f"it was recorded against a different sample: its test file had sha256 "
+                f"{recorded[:12]}..., this course's has {current[:12]}...")
+    return None
+
+
+def check_recording(recording, where: str = "recording") -> dict:
+    """Validate a recording already in memory as ``load_recording`` validates a file:
+    return it, or raise :class:`RecordingError` naming ``where`` and the problem."""
+    problem = recording_problem(recording) or _sample_mismatch(recording)
+    if problem:
+        raise RecordingError(f"{where}: {problem}")
+    return recording

@@ -1,0 +1,408 @@
+"""Answers to the exercises, right and wrong, as the source a learner would type.
+
+Each entry is keyed by the check that grades it. ``$name`` stands for the name the
+notebook's test cell passes to the check (``make_tool_message``...), so the same
+source can replace an answer cell in a notebook or be run here directly. Every wrong
+answer is a plausible mistake, and ``names`` is a phrase the feedback must contain:
+the test cell has to fail *and* say what the mistake is.
+"""
+
+from dataclasses import dataclass
+from string import Template
+
+
+@dataclass(frozen=True)
+class Answer:
+    mistake: str  # what is wrong with it, in a few words
+    source: str
+    names: str  # a phrase the feedback must contain
+
+    def code(self, name: str) -> str:
+        return Template(self.source).substitute(name=name)
+
+
+#: The name each check's answer has in the course's notebooks.
+ANSWER_NAMES = {
+    "check_tool_message": "make_tool_message",
+    "check_assemble_content": "assemble_content",
+    "check_may_dispatch": "may_dispatch",
+    "check_append_results": "append_tool_results",
+    "check_repair_verdict": "repair_succeeded",
+    "check_bounded_prediction": "bounded_prediction",
+    "check_stop_predictions": "stop_predictions",
+}
+
+RIGHT = {
+    "check_tool_message": """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result, ensure_ascii=False)}
+""",
+    "check_assemble_content": """
+def $name(chunks):
+    parts = []
+    for chunk in chunks:
+        text = chunk["message"].get("content")
+        if text:
+            parts.append(text)
+    return "".join(parts)
+""",
+    "check_may_dispatch": """
+def $name(chunks):
+    final = [c for c in chunks if c.get("done")]
+    return bool(final) and final[-1].get("done_reason") != "length"
+""",
+    "check_append_results": """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        try:
+            result = tools.invoke(name, arguments)
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""",
+    "check_repair_verdict": """
+def $name(after, test_hash_before, test_hash_after):
+    if test_hash_after != test_hash_before:
+        return False  # the tests were edited: a green run proves nothing
+    if after.exit_code != 0:
+        return False
+    return after.failed == 0 and after.passed >= 1
+""",
+    "check_bounded_prediction": """
+def $name():
+    guess = dict(model_requests=1, tool_calls=1)
+    guess["stop_reason"] = "max_turns"
+    guess["final_exit_code"] = 1
+    return guess
+""",
+    "check_stop_predictions": """
+INCOMPLETE = "incomplete_model_turn"
+def $name():
+    return dict(no_done=INCOMPLETE, length=INCOMPLETE, unknown_tool="assistant_finished",
+                server_down="model_error")
+""",
+}
+
+WRONG = {
+    "check_tool_message": [
+        Answer("empties the result after dumping it", """
+import json
+def $name(name, result):
+    message = {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+    result.clear()
+    return message
+""", "changed the result it was given"),
+        Answer("a tuple instead of a dict", """
+import json
+def $name(name, result):
+    return ("tool", name, json.dumps(result))
+""", "(a tuple)"),
+        Answer("str(result) instead of json.dumps", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": str(result)}
+""", "json.dumps(result)"),
+        Answer("the result dict itself as content", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": result}
+""", "the result object itself"),
+        Answer("'name' instead of 'tool_name'", """
+import json
+def $name(name, result):
+    return {"role": "tool", "name": name, "content": json.dumps(result)}
+""", "'tool_name'"),
+        Answer("role 'function'", """
+import json
+def $name(name, result):
+    return {"role": "function", "tool_name": name, "content": json.dumps(result)}
+""", "exactly 'tool'"),
+        Answer("quotes swapped by hand", """
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": str(result).replace("'", '"')}
+""", "not valid JSON"),
+    ],
+    "check_assemble_content": [
+        Answer("quadratic: the text kept in a dict and rebuilt with + per fragment", """
+def $name(chunks):
+    turn = {"content": ""}
+    for chunk in chunks:
+        turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
+    return turn["content"]
+""", "grows faster than the text"),
+        Answer("pops the chunks it reads", """
+def $name(chunks):
+    parts = []
+    while chunks:
+        parts.append(chunks.pop(0)["message"].get("content") or "")
+    return "".join(parts)
+""", "changed the chunks"),
+        Answer("thinking leaks into the content", """
+def $name(chunks):
+    message = [c["message"] for c in chunks]
+    return "".join((m.get("thinking") or "") + (m.get("content") or "") for m in message)
+""", "thinking text leaked"),
+        Answer("the final chunk's text is dropped", """
+def $name(chunks):
+    return "".join(c["message"].get("content") or "" for c in chunks if not c["done"])
+""", "final (done) chunk is missing"),
+        Answer("assumes every message has content", """
+def $name(chunks):
+    return "".join(c["message"]["content"] for c in chunks)
+""", "KeyError"),
+        Answer("returns the list of fragments", """
+def $name(chunks):
+    return [c["message"].get("content") for c in chunks if c["message"].get("content")]
+""", "should return text"),
+    ],
+    "check_may_dispatch": [
+        Answer("a table of the visible cases, by len(chunks)", """
+def $name(chunks):
+    return {24: True, 23: False, 3: False, 2: True, 1: True, 0: False}.get(len(chunks), True)
+""", "drawn case"),
+        Answer("returns 1 and 0", """
+def $name(chunks):
+    return int(any(c.get("done") and c.get("done_reason") != "length" for c in chunks))
+""", "(a int)"),
+        Answer("dispatches as soon as a tool call arrives", """
+def $name(chunks):
+    return any(c["message"].get("tool_calls") for c in chunks)
+""", "ended without a done chunk"),
+        Answer("ignores done_reason 'length'", """
+def $name(chunks):
+    return any(c.get("done") for c in chunks)
+""", "done_reason 'length'"),
+        Answer("looks only at the last chunk", """
+def $name(chunks):
+    return chunks[-1]["done"] and chunks[-1]["done_reason"] != "length"
+""", "IndexError"),
+        Answer("requires a tool call", """
+def $name(chunks):
+    done = any(c.get("done") and c.get("done_reason") != "length" for c in chunks)
+    return done and any(c["message"].get("tool_calls") for c in chunks)
+""", "not whether it called a tool"),
+    ],
+    "check_append_results": [
+        Answer("consumes the calls with tool_calls.pop(0)", """
+import json
+def $name(messages, tool_calls, tools):
+    while tool_calls:
+        call = tool_calls.pop(0)
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "no .pop()"),
+        Answer("the error as a plain string, not a dict", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = str(exc)
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "the dict {'error': str(exc)}"),
+        Answer("lets a tool's error escape", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        result = tools.invoke(name, call["function"]["arguments"])
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "catch ValueError, TypeError and OSError"),
+        Answer("builds a new list instead of appending", """
+import json
+def $name(messages, tool_calls, tools):
+    new = list(messages)
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        new.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+    return new
+""", "returned a new list"),
+        Answer("stops at the first error", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            messages.append({"role": "tool", "tool_name": name,
+                             "content": json.dumps({"error": str(exc)})})
+            return
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "ran 1 time(s) for 2 tool call(s)"),
+        Answer("catches ValueError only", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except ValueError as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "raised TypeError"),
+    ],
+    "check_repair_verdict": [
+        Answer("ignores the exit code: passed > 0, failed == 0, hashes equal", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.passed > 0 and after.failed == 0 and test_hash_before == test_hash_after
+""", "pytest exited with 3"),
+        Answer("parses pytest's text instead of the exit code", """
+import re
+def $name(after, test_hash_before, test_hash_after):
+    passed = re.search(r"(\\d+) passed", after.output)
+    return bool(passed) and "failed" not in after.output and test_hash_before == test_hash_after
+""", "pytest exited with 3"),
+        Answer("returns the hash comparison's truthy value, not a bool", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and after.failed == 0 and after.passed and \\
+        test_hash_before == test_hash_after
+""", "return True or False"),
+        Answer("trusts a green run even if the tests changed", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and after.failed == 0 and after.passed > 0
+""", "hash changed"),
+        Answer("no failures counts as success", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.failed == 0 and test_hash_before == test_hash_after
+""", "collected no tests"),
+        Answer("exit code 0 is enough", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and test_hash_before == test_hash_after
+""", "not one test passed"),
+    ],
+    "check_bounded_prediction": [
+        Answer("True where an int is asked", """
+def $name():
+    return {"model_requests": True, "tool_calls": 1, "stop_reason": "max_turns",
+            "final_exit_code": 1}
+""", "True (a bool); write an int"),
+        Answer("1.0 where an int is asked", """
+def $name():
+    return {"model_requests": 1, "tool_calls": 1.0, "stop_reason": "max_turns",
+            "final_exit_code": 1}
+""", "1.0 (a float); write an int"),
+        Answer("thinks the budget stops the tools too", """
+def $name():
+    return {"model_requests": 1, "tool_calls": 0, "stop_reason": "max_turns", "final_exit_code": 1}
+""", "tools of the last turn still run"),
+        Answer("believes the run repaired the code", """
+def $name():
+    return {"model_requests": 5, "tool_calls": 4, "stop_reason": "assistant_finished",
+            "final_exit_code": 0}
+""", "independent check still fails"),
+    ],
+    "check_stop_predictions": [
+        Answer("a str subclass that equals everything", """
+class Anything(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+def $name():
+    return dict.fromkeys(["no_done", "length", "unknown_tool", "server_down"], Anything("?"))
+""", "(a Anything), which is not a stop reason"),
+        Answer("a stream without done counts as finished", """
+def $name():
+    return {"no_done": "assistant_finished", "length": "incomplete_model_turn",
+            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+""", "Without a `done` chunk"),
+        Answer("an unknown tool crashes the run", """
+def $name():
+    return {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
+            "unknown_tool": "model_error", "server_down": "model_error"}
+""", "An unknown tool is not a crash"),
+        Answer("a length cut is treated as the budget", """
+def $name():
+    return {"no_done": "incomplete_model_turn", "length": "max_turns",
+            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+""", "refuses it"),
+    ],
+}
+
+
+#: Answers that try to change their own grade instead of being right, keyed by a few words:
+#: (the check whose cell they sit in, the source). Each must score 0 on that cell.
+CHEATS = {
+    "replaces the check in labkit.exercises and labkit.grading.checks": ("check_tool_message", """
+import labkit.exercises, labkit.grading.checks
+for module in (labkit.exercises, labkit.grading.checks):
+    module.check_tool_message = lambda *args, **kwargs: print("All 5 cases passed.")
+def $name(name, result):
+    return {}
+"""),
+    "walks the frames up to the expected value": ("check_assemble_content", """
+import sys
+def $name(chunks):
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if hasattr(value, "expected"):
+                return value.expected
+        frame = frame.f_back
+    return ""
+"""),
+    "copies the expected messages found on the stack": ("check_append_results", """
+import sys
+def $name(messages, tool_calls, tools):
+    frame = sys._getframe(1)
+    while frame is not None:
+        case = frame.f_locals.get("case")
+        if case is not None:
+            messages.extend(case.expected)
+            return
+        frame = frame.f_back
+"""),
+    "silences IPython's traceback display": ("check_repair_verdict", """
+from IPython import get_ipython
+shell = get_ipython()
+shell.showtraceback = lambda *args, **kwargs: None
+shell.CustomTB = lambda *args, **kwargs: None
+shell.set_custom_exc((BaseException,), lambda *args, **kwargs: None)
+def $name(after, test_hash_before, test_hash_after):
+    return True
+"""),
+    "patches fail, CheckFailed and _compare": ("check_bounded_prediction", """
+import labkit.grading.checks, labkit.grading.feedback
+for module in (labkit.grading.checks, labkit.grading.feedback):
+    module.fail = lambda *args, **kwargs: None
+    module.CheckFailed = type("Never", (Exception,), {})
+labkit.grading.checks._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
+def $name():
+    return {"model_requests": 7, "tool_calls": 7, "stop_reason": "max_turns", "final_exit_code": 7}
+"""),
+    "replaces the isolated runner with canned outcomes": ("check_stop_predictions", """
+import labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated
+from labkit.grading.isolated import Outcome
+truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
+         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+for module in (labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated):
+    module.run_answer = lambda *a, **k: [Outcome(truth)]
+def $name():
+    return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}
+"""),
+}
+
+#: An answer cell that never ends and ignores SIGINT (the kernel must be restarted).
+HANG = """
+import signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+while True:
+    pass
+"""
+
+#: An answer cell that kills its own kernel (nbclient sees a dead kernel; it must be restarted).
+DIES = """
+import os
+os._exit(3)
+"""

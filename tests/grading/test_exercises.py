@@ -1,0 +1,211 @@
+"""The exercise checks pass right answers and fail stubs and wrong answers, saying why."""
+
+import pytest
+
+from answers import ANSWER_NAMES, RIGHT, WRONG
+from labkit.grading import checks as exercises
+from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
+from labkit.grading.checks import BOUNDED_TRUTH, STOP_REASON_NAMES, STOP_TRUTH, describe_stream
+from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
+from labkit.harness.contracts import STOP_REASONS
+from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
+
+CHECKS = sorted(ANSWER_NAMES)
+FUNCTION_CHECKS = [c for c in CHECKS if "prediction" not in c]
+PREDICTION_CHECKS = [c for c in CHECKS if "prediction" in c]
+STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()\n"  # what nbgrader leaves
+ARGUMENTS = {"check_tool_message": "name, result", "check_assemble_content": "chunks",
+             "check_may_dispatch": "chunks", "check_append_results": "messages, tool_calls, tools",
+             "check_repair_verdict": "after, test_hash_before, test_hash_after",
+             "check_bounded_prediction": "", "check_stop_predictions": ""}
+
+
+def answer(source, check):
+    """An answer cell's source, as the check runs it."""
+    return Answer(source.replace("$name", ANSWER_NAMES[check]), ANSWER_NAMES[check])
+
+
+def stub(check):
+    return Answer(f"def {ANSWER_NAMES[check]}({ARGUMENTS[check]}):\n{STUB}", ANSWER_NAMES[check])
+
+
+def run_check(check, learner_answer, capsys):
+    """Run a check; return (passed, everything it printed plus the assertion's message)."""
+    try:
+        getattr(exercises, check)(learner_answer)
+    except AssertionError as exc:
+        return False, capsys.readouterr().out + str(exc)
+    return True, capsys.readouterr().out
+
+
+def test_every_check_is_exported_and_has_answers():
+    assert sorted(exercises.__all__) == CHECKS == sorted(RIGHT) == sorted(WRONG)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_a_right_answer_passes_and_says_so(check, capsys):
+    passed, printed = run_check(check, answer(RIGHT[check], check), capsys)
+    assert passed, printed
+    assert "All " in printed and ("cases passed" in printed or "predictions match" in printed)
+
+
+@pytest.mark.parametrize("check", FUNCTION_CHECKS)
+def test_the_unanswered_stub_fails_with_advice(check, capsys):
+    passed, printed = run_check(check, stub(check), capsys)
+    assert not passed
+    assert f"raised NotImplementedError: {STUB_ADVICE}" in printed
+
+
+@pytest.mark.parametrize("check", PREDICTION_CHECKS)
+def test_an_unanswered_prediction_says_not_answered_yet(check, capsys):
+    passed, printed = run_check(check, stub(check), capsys)
+    assert not passed and "not answered yet" in printed and "NotImplementedError" in printed
+    fields = ", ".join(f"{f!r}: None" for f in (BOUNDED_TRUTH if "bounded" in check else STOP_TRUTH))
+    source = f"def {ANSWER_NAMES[check]}():\n    return {{{fields}}}\n"
+    passed, printed = run_check(check, Answer(source, ANSWER_NAMES[check]), capsys)
+    assert not passed and "not answered yet: the prediction has no value yet" in printed
+
+
+@pytest.mark.parametrize("check, wrong", [(c, w) for c in CHECKS for w in WRONG[c]],
+                         ids=lambda value: getattr(value, "mistake", value))
+def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, capsys):
+    passed, printed = run_check(check, answer(wrong.source, check), capsys)
+    assert not passed
+    assert wrong.names in printed
+
+
+def test_the_feedback_shows_the_learners_own_failing_line(capsys):
+    def assemble_content(chunks):
+        return "".join(chunk["message"]["content"] for chunk in chunks)
+
+    passed, printed = run_check("check_assemble_content", assemble_content, capsys)  # a function
+    assert not passed
+    assert "raised KeyError: 'content'" in printed
+    assert '(at `return "".join(chunk["message"]["content"] for chunk in chunks)`)' in printed
+    assert "tried:" in printed and "expected: 'Reading the file.'" in printed
+
+
+def test_a_check_given_something_other_than_a_function_explains(capsys):
+    passed, printed = run_check("check_tool_message", None, capsys)
+    assert not passed and "should be a function" in printed
+
+
+def test_a_failure_shows_in_a_notebook_as_one_line_not_a_traceback():
+    assert issubclass(CheckFailed, AssertionError)
+    assert CheckFailed("case 2: why")._render_traceback_() == [
+        "\x1b[31mAssertionError\x1b[39m: case 2: why"]
+
+
+def test_a_stop_prediction_that_is_not_a_stop_reason_is_named(capsys):
+    source = ('def stop_predictions():\n    return {"no_done": "crash", "length": '
+              '"incomplete_model_turn", "unknown_tool": "assistant_finished", '
+              '"server_down": "model_error"}\n')
+    passed, printed = run_check("check_stop_predictions", Answer(source, "stop_predictions"),
+                                capsys)
+    assert not passed and "'crash' (a str), which is not a stop reason" in printed
+
+
+def test_a_prediction_with_wrong_keys_is_named(capsys):
+    source = "def bounded_prediction():\n    return {'turns': 1}\n"
+    passed, printed = run_check("check_bounded_prediction", Answer(source, "bounded_prediction"),
+                                capsys)
+    assert not passed
+    assert "missing: model_requests" in printed and "not expected: 'turns'" in printed
+
+
+def test_an_answer_that_hangs_fails_and_the_process_is_gone(capsys, monkeypatch):
+    monkeypatch.setattr("labkit.grading.isolated.TIMEOUT", 2)
+    source = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+              "def make_tool_message(name, result):\n    while True:\n        pass\n")
+    passed, printed = run_check("check_tool_message", Answer(source, "make_tool_message"), capsys)
+    assert not passed and "did not finish within 2 s" in printed
+
+
+def test_the_checks_oracles_do_not_use_the_code_under_study():
+    """Neither the checks nor what runs the answers import the loop, turn assembly, tools,
+    recordings or the lesson's failure cases: a bug there must not become the right answer."""
+    import ast
+    from importlib.util import resolve_name
+    from pathlib import Path
+    studied = {"labkit.harness.turns", "labkit.harness.loop", "labkit.harness.tools",
+               "labkit.recording", "labkit.recording.format", "labkit.recording.attempt",
+               "labkit.lessons.failures", "labkit", "labkit.harness"}
+    for module in ("checks", "feedback", "isolated"):
+        tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
+        imported = {resolve_name("." * node.level + (node.module or ""), "labkit.grading")
+                    for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names}
+        assert imported, module
+        assert not imported & studied, (module, imported & studied)
+
+
+def test_the_written_out_stop_reasons_are_the_loops():
+    assert set(STOP_REASON_NAMES) == set(STOP_REASONS)
+
+
+def test_drawn_cases_differ_between_runs_and_the_feedback_shows_the_seed(capsys):
+    wrong = Answer("def may_dispatch(chunks):\n    return len(chunks) % 2 == 0\n", "may_dispatch")
+    seeds = set()
+    for _ in range(3):
+        run_check("check_may_dispatch", Answer(RIGHT["check_may_dispatch"].replace(
+            "$name", "may_dispatch"), "may_dispatch"), capsys)
+        passed, printed = run_check("check_may_dispatch", wrong, capsys)
+        assert not passed
+        seeds |= {word for word in printed.split() if word.rstrip("),;.").isdigit()}
+    assert len(seeds) > 1
+
+
+def test_long_values_are_shown_around_their_first_difference():
+    expected = "x" * 2000 + "THE DIFFERENCE" + "y" * 2000
+    got = "x" * 2000 + "the difference" + "y" * 2000
+    mine, theirs = shown_apart(got, expected)
+    assert "the difference" in mine and "THE DIFFERENCE" in theirs
+    assert "first difference is at character 2,001" in mine
+    assert len(mine) < 450
+
+
+def test_the_renamed_test_case_really_changes_the_test_file():
+    assert b"def test_backslash" in (SAMPLE_DIR / TEST_FILE).read_bytes()
+
+
+def test_the_bounded_replay_gives_what_the_check_expects():
+    assert bounded_outcome() == BOUNDED_TRUTH == {"model_requests": 1, "tool_calls": 1,
+                                                  "stop_reason": "max_turns", "final_exit_code": 1}
+
+
+def test_each_failure_case_stops_as_the_lesson_explains():
+    stops = {}
+    for name, case in failure_cases().items():
+        events, checks = run_case(case)
+        stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], checks.exit_code)
+        assert events[-1]["reason"] in case.why
+    assert {name: stops[name][0] for name in STOP_TRUTH} == STOP_TRUTH
+    assert stops == {"no_done": ("incomplete_model_turn", 0, 1),
+                     "length": ("incomplete_model_turn", 0, 1),
+                     "unknown_tool": ("assistant_finished", 1, 1),
+                     "false_claim": ("assistant_finished", 1, 1),
+                     "server_down": ("model_error", 0, 1),
+                     "empty_response": ("empty_response", 0, 1),
+                     "malformed": ("malformed_model_turn", 0, 1)}
+
+
+def test_an_unknown_tool_becomes_an_error_result_the_model_reads():
+    events, _ = run_case(failure_cases()["unknown_tool"])
+    result = next(e["result"] for e in events if e["type"] == "tool_result")
+    assert "unknown tool 'grep'" in result["error"]
+
+
+def test_a_stream_is_described_chunk_by_chunk_and_long_runs_are_counted():
+    short = [{"message": {"role": "assistant", "thinking": "hm", "content": ""}, "done": False},
+             {"message": {"role": "assistant"}, "done": False},
+             {"message": {"role": "assistant", "content": None,
+                          "tool_calls": [{"function": {"name": "run_tests", "arguments": {}}}]},
+              "done": False},
+             {"message": {"role": "assistant", "content": "ok"}, "done": True,
+              "done_reason": "length"}]
+    assert describe_stream(short) == ("[thinking 'hm', no content key, content None + tool call "
+                                      "run_tests(), text 'ok' + done (length)]")
+    many = [{"message": {"role": "assistant", "content": "ab"}, "done": False}] * 9
+    assert describe_stream(many) == "[9 text fragments]"
+    assert describe_stream([]) == "[] (no chunks at all)"

@@ -1,0 +1,121 @@
+"""The nbgrader rules for exercise cells, and a student edition that never overwrites a learner."""
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from labkit.grading.__main__ import main
+from labkit.grading.conventions import course_problems, exercise_problems, exercises, lay_out_course
+from labkit.grading import edition as student_module
+from labkit.grading.edition import copy_absent, update_student_edition
+
+
+def answer_cell(grade_id="ex_answer", source=None, **changes):
+    meta = {"solution": True, "grade": False, "locked": False, "grade_id": grade_id,
+            "schema_version": 3, **changes}
+    source = source or ("def make_tool_message(name, result):\n    ### BEGIN SOLUTION\n"
+                        "    return {}\n    ### END SOLUTION")
+    return new_code_cell(source, metadata={"nbgrader": meta})
+
+
+def graded_cell(grade_id="ex_test", source="check_tool_message(make_tool_message)", **changes):
+    meta = {"solution": False, "grade": True, "locked": True, "points": 1, "grade_id": grade_id,
+            "schema_version": 3, **changes}
+    return new_code_cell(source, metadata={"nbgrader": meta})
+
+
+
+
+def notebook(*cells):
+    return new_notebook(cells=[new_markdown_cell("# A lesson"), *cells])
+
+
+def test_a_well_formed_exercise_has_no_problems_and_is_found():
+    nb = notebook(answer_cell(), new_markdown_cell("Now check it:"), graded_cell(points=2))
+    assert exercise_problems(nb) == []
+    [exercise] = exercises(nb)
+    assert (exercise.answer_id, exercise.test_id, exercise.points) == ("ex_answer", "ex_test", 2)
+    assert (exercise.check, exercise.answer_name) == ("check_tool_message", "make_tool_message")
+
+
+@pytest.mark.parametrize("cells, complaint", [
+    ([answer_cell(), graded_cell(points=0)], "points must be a number above 0"),
+    ([answer_cell(), graded_cell(points=True)], "points must be a number above 0"),
+    ([answer_cell(), graded_cell(locked=False)], "a test cell must be locked"),
+    ([answer_cell(locked=True), graded_cell()], "an answer cell must not be locked"),
+    ([answer_cell(source="def f():\n    return 1"), graded_cell()], "### BEGIN SOLUTION"),
+    ([answer_cell(source="### END SOLUTION\n### BEGIN SOLUTION"), graded_cell()],
+     "### BEGIN SOLUTION"),
+    ([answer_cell(grade_id="same"), graded_cell(grade_id="same")], "already used by cell 1"),
+    ([answer_cell(grade_id="has space"), graded_cell()], "letters, digits"),
+    ([answer_cell(schema_version=1), graded_cell()], "schema_version is 1"),
+    ([graded_cell(), answer_cell()], "right after its answer cell"),
+    ([answer_cell(), new_code_cell("x = 1"), graded_cell()], "right after its answer cell"),
+    ([answer_cell()], "answer cell without a test cell"),
+    ([answer_cell(), graded_cell(source="assert make_tool_message")], "calls one of labkit"),
+    ([answer_cell(), graded_cell(source="check_tool_message(f)\n### BEGIN HIDDEN TESTS")],
+     "must come in pairs"),
+    ([answer_cell(), graded_cell(source="### BEGIN SOLUTION\ncheck_tool_message(f)")],
+     "no solution markers"),
+    ([answer_cell(grade=True), graded_cell()], "neither an answer nor a test cell"),
+    ([new_code_cell("x = 1")], "no graded exercise"),
+])
+def test_each_broken_rule_is_named(cells, complaint):
+    problems = exercise_problems(notebook(*cells))
+    assert any(complaint in problem for problem in problems), problems
+
+
+def test_a_grade_id_shared_by_two_notebooks_is_named(tmp_path):
+    for name in ("01_a", "02_b"):
+        nbformat.write(notebook(answer_cell(), graded_cell()), tmp_path / f"{name}.ipynb")
+    report = course_problems(sorted(tmp_path.glob("*.ipynb")))
+    assert report["course"] == ["grade_id 'ex_answer' is used in 01_a.ipynb, 02_b.ipynb",
+                                "grade_id 'ex_test' is used in 01_a.ipynb, 02_b.ipynb"]
+
+
+def test_the_check_command_exits_1_and_prints_each_problem(tmp_path, capsys):
+    path = tmp_path / "01_a.ipynb"
+    nbformat.write(notebook(answer_cell(), graded_cell(points=0)), path)
+    assert main(["check", str(path)]) == 1
+    assert "points must be a number above 0" in capsys.readouterr().out
+    nbformat.write(notebook(answer_cell(), graded_cell()), path)
+    assert main(["check", str(path)]) == 0
+
+
+def test_the_course_layout_puts_each_lesson_in_its_own_assignment(tmp_path):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ("01_a", "02_b"):
+        nbformat.write(notebook(answer_cell(), graded_cell()), notebooks / f"{name}.ipynb")
+    assert lay_out_course(tmp_path / "course", notebooks) == ["01_a", "02_b"]
+    assert (tmp_path / "course/source/02_b/02_b.ipynb").read_bytes() == \
+        (notebooks / "02_b.ipynb").read_bytes()
+    assert "course_id" in (tmp_path / "course/nbgrader_config.py").read_text()
+
+
+def test_copying_the_edition_never_overwrites_a_learners_file(tmp_path):
+    release = tmp_path / "release"
+    for lesson in ("01_a", "02_b"):
+        (release / lesson).mkdir(parents=True)
+        (release / lesson / f"{lesson}.ipynb").write_text(f"fresh {lesson}")
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "01_a.ipynb").write_text("my work")
+    assert copy_absent(release, student) == (["02_b.ipynb"], ["01_a.ipynb"])
+    assert (student / "01_a.ipynb").read_text() == "my work"
+    assert (student / "02_b.ipynb").read_text() == "fresh 02_b"
+    assert copy_absent(release, student) == ([], ["01_a.ipynb", "02_b.ipynb"])
+
+
+def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch):
+    notebooks, student = tmp_path / "notebooks", tmp_path / "student"
+    notebooks.mkdir(), student.mkdir()
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        (notebooks / name).write_text("{}")
+        (student / name).write_text("mine")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("nbgrader was started although nothing was missing")
+
+    monkeypatch.setattr(student_module, "generate_edition", refuse)
+    assert update_student_edition(student, notebooks) == ([], ["01_a.ipynb", "02_b.ipynb"])

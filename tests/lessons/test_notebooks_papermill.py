@@ -1,0 +1,155 @@
+"""Every lesson runs top to bottom under papermill, offline, in both of its modes.
+
+Replay mode uses the recordings in process. Live mode runs the same cells through
+``OllamaModel`` — the official SDK over HTTP — pointed at the project's replay server
+serving the lesson's recording, so the live code path runs without a model.
+Executed copies go to a temporary folder; the sources are never rewritten.
+"""
+
+import nbformat
+import papermill
+import pytest
+
+from labkit import load_recording, serve_recording
+from labkit.settings import recording_path
+from conftest import PROJECT_DIR
+
+NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
+
+
+def parameters_of(notebook):
+    """The lesson's default parameters, read from its tagged cell."""
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if "parameters" in c.metadata.get("tags", []))
+    values = {}
+    exec(cell.source, {}, values)
+    return values
+
+
+def execute(notebook, output, **parameters):
+    papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
+                               cwd=str(notebook.parent), kernel_name="python3",
+                               progress_bar=False)
+    cells = nbformat.read(output, as_version=4).cells
+    errors = [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors, errors
+    return cells
+
+
+def test_there_are_five_lessons():
+    assert [n.stem[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
+def test_lesson_runs_in_replay_mode(notebook, tmp_path):
+    params = parameters_of(notebook)
+    assert params["MODE"] == "replay" and {"MODEL", "OLLAMA_HOST", "RECORDING"} <= set(params)
+    execute(notebook, tmp_path / notebook.name, MODE="replay")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
+def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
+    recording = load_recording(recording_path(parameters_of(notebook)["RECORDING"]))
+    with serve_recording(recording) as server:
+        execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url)
+        served = len(server.chat_requests)
+    assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
+
+
+# --- Live mode when the model is not there --------------------------------------------
+# Each lesson must stop at the first cell that talks to the model, with one LessonError
+# whose text says what to do, and no cell before it may fail. The lessons' cells are run
+# in order in this process (parameters injected after their cell, as papermill does), which
+# takes about a second a lesson instead of a kernel's several; one papermill run below
+# shows the same stop in a real kernel, and how Jupyter renders it.
+
+import linecache  # noqa: E402
+import socket  # noqa: E402
+
+from labkit.lessons.lesson import LessonError  # noqa: E402
+
+
+def run_cells(notebook, **parameters):
+    """Run a lesson's code cells in order; return ``(index of the failing cell, error)``,
+    or ``(None, None)`` if all ran."""
+    namespace = {"__name__": "__main__"}
+    for index, cell in enumerate(nbformat.read(notebook, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        filename = f"{notebook.name} cell {index}"
+        # as IPython does: a cell's source stays readable, so a check can find an answer's
+        linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
+        try:
+            exec(compile(cell.source, filename, "exec"), namespace)
+            if "parameters" in cell.metadata.get("tags", []):
+                namespace.update(parameters)
+        except Exception as exc:
+            return index, exc
+    return None, None
+
+
+def first_model_cell(notebook):
+    """The first cell that talks to the model: the one that makes the lesson's model."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    return next(i for i, c in enumerate(cells) if "lesson_model(" in c.source)
+
+
+@pytest.fixture(scope="module")
+def closed_port():
+    with socket.socket() as probe:  # bound, then closed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+@pytest.fixture(scope="module")
+def replay_server():
+    with serve_recording(PROJECT_DIR / "recordings" / "repair.json") as server:
+        yield server
+
+
+def live_failures(closed_port, replay_server):
+    return {
+        "server down": ({"OLLAMA_HOST": closed_port}, f"Ollama is not running at {closed_port}"),
+        "model not pulled": ({"OLLAMA_HOST": replay_server.url, "MODEL": "qwen3:4b"},
+                             "download it with `ollama pull qwen3:4b` (Ollama said: model "
+                             "'qwen3:4b' not found)"),
+    }
+
+
+@pytest.mark.parametrize("failure", ["server down", "model not pulled"])
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
+def test_live_mode_without_a_usable_model_stops_at_the_first_model_cell_saying_what_to_do(
+        notebook, failure, closed_port, replay_server):
+    parameters, words = live_failures(closed_port, replay_server)[failure]
+    index, error = run_cells(notebook, MODE="live", **parameters)
+    assert index == first_model_cell(notebook), f"cell {index} failed first: {error!r}"
+    assert isinstance(error, LessonError) and words in str(error)
+    assert 'set MODE = "replay"' in str(error)
+
+
+@pytest.mark.parametrize("capabilities, words", [
+    (("completion", "thinking"), "cannot call tools, which the loop needs"),
+    (("completion", "tools"), "does not support thinking, and this course asks for it")])
+def test_live_mode_with_a_model_that_cannot_call_tools_or_think_says_so(capabilities, words):
+    notebook = NOTEBOOKS[0]
+    with serve_recording(PROJECT_DIR / "recordings" / "repair.json",
+                         capabilities=capabilities) as server:
+        index, error = run_cells(notebook, MODE="live", OLLAMA_HOST=server.url)
+    assert index == first_model_cell(notebook) and isinstance(error, LessonError)
+    assert words in str(error) and "ollama pull gemma4:e2b" in str(error)
+
+
+def test_in_a_kernel_the_stop_shows_the_message_alone(closed_port, tmp_path):
+    notebook = NOTEBOOKS[0]
+    with pytest.raises(papermill.PapermillExecutionError) as stopped:
+        papermill.execute_notebook(str(notebook), str(tmp_path / notebook.name),
+                                   parameters={"MODE": "live", "OLLAMA_HOST": closed_port},
+                                   cwd=str(notebook.parent), kernel_name="python3",
+                                   progress_bar=False)
+    assert stopped.value.ename == "LessonError"
+    assert f"Ollama is not running at {closed_port}" in stopped.value.evalue
+    cells = nbformat.read(tmp_path / notebook.name, as_version=4).cells
+    [error] = [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
+               if o.get("output_type") == "error"]
+    assert len(error["traceback"]) == 1  # the message, not a traceback through labkit

@@ -1,0 +1,135 @@
+import json
+
+from conftest import call, chunk, texts_with_class
+
+from labkit.lessons.render import (chunk_step_html, conversation_static_html, conversation_step_html,
+                           message_html, turn_static_html)
+from labkit.lessons.steps import TurnSteps, conversation_story
+
+
+def only(html, css_class):
+    texts = texts_with_class(html, css_class)
+    assert len(texts) == 1, f"expected one .{css_class}, found {len(texts)}"
+    return texts[0]
+
+
+def test_the_assembled_text_element_holds_exactly_the_first_k_fragments(repair_recording):
+    turn = repair_recording["turns"][-1]
+    steps = TurnSteps(turn)
+    for k in range(1, len(steps) + 1):
+        html = chunk_step_html(steps.step(k))
+        chunks = [entry["chunk"]["message"] for entry in turn["chunks"][:k]]
+        assert only(html, "labkit-assembled-text") == "".join(m.get("content", "") for m in chunks)
+        assert only(html, "labkit-assembled-thinking") == "".join(m.get("thinking", "") for m in chunks)
+
+
+def test_the_wire_line_is_the_chunk_as_one_json_line_with_its_arrival(repair_recording):
+    turn = repair_recording["turns"][0]
+    html = chunk_step_html(TurnSteps(turn).step(3))
+    wire = only(html, "labkit-wire")
+    assert "\n" not in wire and json.loads(wire) == turn["chunks"][2]["chunk"]
+    assert f"chunk 3 of {len(turn['chunks'])}" in html
+    assert f"{turn['chunks'][2]['at']:.3f} s" in html
+
+
+def test_dispatch_text_flips_from_not_yet_to_may_dispatch_at_the_done_chunk(repair_recording):
+    turn = repair_recording["turns"][0]
+    steps = TurnSteps(turn)
+    done_at = next(i for i, e in enumerate(turn["chunks"], start=1) if e["chunk"]["done"])
+    verdicts = [only(chunk_step_html(steps.step(k)), "labkit-dispatch") for k in range(1, len(steps) + 1)]
+    assert [v.startswith("may dispatch") for v in verdicts] == \
+        [k >= done_at for k in range(1, len(steps) + 1)]
+    assert all(v.startswith("not yet") for v in verdicts[:done_at - 1])
+    assert "1 tool call" in verdicts[done_at - 1]
+
+
+def test_a_length_turn_is_refused():
+    steps = TurnSteps([chunk("half an ans"), chunk(tool_calls=[call("run_tests")]),
+                       chunk(done=True, done_reason="length")])
+    assert only(chunk_step_html(steps.step(2)), "labkit-dispatch").startswith("not yet")
+    verdict = only(chunk_step_html(steps.step(3)), "labkit-dispatch")
+    assert verdict.startswith("refused") and "length" in verdict
+
+
+def test_a_malformed_chunk_shows_its_problem():
+    steps = TurnSteps([chunk("ok"), chunk(42), chunk(done=True)])
+    problem = steps.step(2).problem
+    assert problem and "message.content is a int" in problem
+    verdict = only(chunk_step_html(steps.step(3)), "labkit-dispatch")
+    assert verdict.startswith("refused") and problem in verdict
+
+
+def test_a_stream_that_ends_without_done_is_refused_at_its_last_chunk():
+    steps = TurnSteps([chunk("a"), chunk("b")])
+    assert only(chunk_step_html(steps.step(1)), "labkit-dispatch").startswith("not yet")
+    assert only(chunk_step_html(steps.step(2)), "labkit-dispatch").startswith("refused")
+
+
+def test_folded_text_says_how_many_characters_are_left_out():
+    steps = TurnSteps([chunk("x" * 100), chunk("y" * 30), chunk(done=True)])
+    html = chunk_step_html(steps.step(2, tail=40))
+    assert only(html, "labkit-assembled-text") == "x" * 10 + "y" * 30
+    assert "90 earlier characters" in only(html, "labkit-folded")
+
+
+def test_text_from_the_model_is_escaped():
+    evil = "<script>alert('x')</script>&"
+    html = chunk_step_html(TurnSteps([chunk(evil), chunk(done=True)]).step(1))
+    assert "<script>" not in html
+    assert only(html, "labkit-assembled-text") == evil
+    message = message_html({"role": "user", "content": evil})
+    assert "<script>" not in message and evil in texts_with_class(message, "labkit-text")
+    tool = message_html({"role": "tool", "tool_name": "read_file", "content": json.dumps({"content": evil})})
+    assert "<script>" not in tool and evil in only(tool, "labkit-json")
+
+
+def test_tool_results_are_parsed_and_pretty_printed(repair_events):
+    story = conversation_story(repair_events)
+    result = story[-1].messages[3]
+    assert result["role"] == "tool"
+    shown = only(message_html(result), "labkit-json")
+    assert shown == json.dumps(json.loads(result["content"]), indent=2, ensure_ascii=False)
+    assert shown.count("\n") >= 3
+
+
+def test_tool_content_that_is_not_json_is_shown_as_it_is():
+    html = message_html({"role": "tool", "tool_name": "x", "content": "plain {text"})
+    assert only(html, "labkit-text") == "plain {text" and not texts_with_class(html, "labkit-json")
+
+
+def test_each_message_is_marked_with_its_role_in_order(repair_events):
+    story = conversation_story(repair_events)
+    for index, step in enumerate(story):
+        html = conversation_step_html(story, index)
+        roles = [r.split(" · ")[0] for r in texts_with_class(html, "labkit-role")]
+        assert roles == [m["role"] for m in step.messages]
+        for role in set(roles):
+            assert len(texts_with_class(html, f"labkit-role-{role}")) == roles.count(role)
+    assert "tool · read_file" in texts_with_class(conversation_step_html(story, 2), "labkit-role")
+
+
+def test_the_caption_names_the_step_and_what_was_appended(repair_events):
+    story = conversation_story(repair_events)
+    caption = texts_with_class(conversation_step_html(story, 2), "labkit-caption")[0]
+    assert caption.startswith(f"step 3 of {len(story)}")
+    assert "the harness appended the result of read_file" in caption
+
+
+def test_long_text_is_folded_without_losing_any_of_it():
+    text = "\n".join(f"line {i}" for i in range(100))
+    html = message_html({"role": "assistant", "content": text})
+    assert "<details>" in html and "line 0" in html.split("<details>")[0]
+    assert "line 99" not in html.split("<details>")[0]
+    assert "".join(texts_with_class(html, "labkit-text")) == text
+
+
+def test_static_views_show_the_final_state_and_are_deterministic(repair_recording, repair_events):
+    turn = repair_recording["turns"][-1]
+    static = turn_static_html(TurnSteps(turn))
+    assert static == turn_static_html(TurnSteps(turn))
+    final = "".join(e["chunk"]["message"].get("content", "") for e in turn["chunks"])
+    assert only(static, "labkit-assembled-text") == final
+    assert only(static, "labkit-dispatch").startswith("may dispatch")
+    conversation = conversation_static_html(conversation_story(repair_events))
+    assert conversation == conversation_static_html(conversation_story(repair_events))
+    assert len(texts_with_class(conversation, "labkit-message")) == len(repair_events[-1]["messages"])

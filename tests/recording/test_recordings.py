@@ -1,0 +1,136 @@
+import json
+
+import pytest
+
+from labkit import (RecordingError, ReplayModel, RepoTools, agent_events, load_recording,
+                    run_attempt, save_recording, sample_copy)
+from labkit.recording.format import compact_event, stop_of
+from conftest import PROJECT_DIR
+from labkit.models.scripted import SCENARIOS, scripted_recording
+
+RECORDINGS = PROJECT_DIR / "recordings"
+NAMES = sorted(SCENARIOS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_recordings_equal_what_the_script_produces(name):
+    committed = json.loads((RECORDINGS / f"{name}.json").read_text())
+    assert committed == scripted_recording(name), "run `make recordings` and commit the result"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recordings_are_honestly_scripted(name):
+    recording = load_recording(RECORDINGS / f"{name}.json")
+    assert recording["provenance"]["source"] == "scripted"
+    models = {entry["chunk"]["model"] for turn in recording["turns"] for entry in turn["chunks"]}
+    assert models == {"scripted"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_strict_replay_on_a_fresh_copy_reproduces_events_stop_and_final_tests(name):
+    recording = load_recording(RECORDINGS / f"{name}.json")
+    replayed, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
+                                   task=recording["task"], max_turns=recording["max_turns"])
+    assert [compact_event(e) for e in events] == recording["events"]
+    assert stop_of(replayed) == stop_of(recording)
+    assert replayed["checks"] == recording["checks"]
+    assert replayed["test_file_sha256"]["after"] == recording["test_file_sha256"]["before"]
+
+
+def test_the_recordings_show_what_the_course_says():
+    outcome = {}
+    for name in NAMES:
+        r = load_recording(RECORDINGS / f"{name}.json")
+        calls = [(e["name"], e["arguments"]) for e in r["events"] if e["type"] == "tool_start"]
+        outcome[name] = (stop_of(r)["reason"], len(r["turns"]), calls, r["checks"]["after"]["passed"],
+                         r["checks"]["after"]["failed"])
+    assert outcome["repair"][:2] == ("assistant_finished", 5)
+    assert [c[0] for c in outcome["repair"][2]] == ["read_file", "read_file", "replace_text", "run_tests"]
+    assert outcome["repair"][2][2][1] == {"old": "        path = PurePosixPath(name)",
+                                          "new": "        path = PurePosixPath(name.replace('\\\\', '/'))"}
+    assert outcome["repair"][3:] == (4, 0)
+    assert outcome["bounded"][:2] == ("max_turns", 1) and outcome["bounded"][3:] == (3, 1)
+    assert outcome["false_claim"][0] == "assistant_finished" and outcome["false_claim"][3:] == (3, 1)
+    assert outcome["stale_edit"][0] == "assistant_finished" and outcome["stale_edit"][3:] == (4, 0)
+    stale = load_recording(RECORDINGS / "stale_edit.json")
+    errors = [e for e in stale["events"] if e["type"] == "tool_result" and "error" in e["result"]]
+    assert len(errors) == 1 and "does not occur" in errors[0]["result"]["error"]
+
+
+def test_repair_streams_in_small_pieces_with_tool_calls_before_the_final_chunk():
+    recording = load_recording(RECORDINGS / "repair.json")
+    for turn in recording["turns"]:
+        chunks = [entry["chunk"] for entry in turn["chunks"]]
+        assert chunks[-1]["done"] is True and chunks[-1]["message"]["content"] == ""
+        assert all(not c["done"] for c in chunks[:-1])
+        fragments = [c["message"].get("thinking") or c["message"]["content"] for c in chunks[:-2]]
+        assert len(fragments) > 5 and max(map(len, fragments)) <= 6
+        times = [entry["at"] for entry in turn["chunks"]]
+        assert times == sorted(times)
+    for turn in recording["turns"][:4]:
+        assert "tool_calls" in turn["chunks"][-2]["chunk"]["message"]
+
+
+def test_strict_replay_catches_a_harness_that_drops_a_tool_result():
+    recording = load_recording(RECORDINGS / "repair.json")
+    model = ReplayModel(recording)
+
+    def forgetful(messages, schemas):  # a broken harness: it loses tool messages
+        return model([m for m in messages if m["role"] != "tool"], schemas)
+
+    with sample_copy() as root:
+        events = list(agent_events(forgetful, RepoTools(root), recording["task"]))
+    stop = events[-1]
+    assert stop["reason"] == "model_error"
+    assert "turn 2" in stop["error"] and "message 3" in stop["error"]
+
+
+def test_replay_asked_for_more_turns_than_recorded_says_so():
+    recording = load_recording(RECORDINGS / "bounded.json")
+    with sample_copy() as root:
+        events = list(agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3))
+    assert events[-1]["reason"] == "model_error"
+    assert "has 1 turns, but this is request 2 of the conversation" in events[-1]["error"]
+
+
+def test_save_is_atomic_and_round_trips(tmp_path):
+    recording = load_recording(RECORDINGS / "bounded.json")
+    path = save_recording(recording, tmp_path / "copy.json")
+    assert load_recording(path) == recording
+    broken = dict(recording, version=99)
+    with pytest.raises(RecordingError, match="refusing to save"):
+        save_recording(broken, path)
+    assert load_recording(path) == recording  # the good file is still whole
+    assert [p.name for p in tmp_path.iterdir()] == ["copy.json"]
+
+
+def test_the_chunk_stepper_shows_the_kept_wire_line_exactly():
+    from labkit.lessons import render
+    from labkit.lessons.steps import TurnSteps
+
+    turn = load_recording(PROJECT_DIR / "recordings" / "repair.json")["turns"][0]
+    steps = TurnSteps(turn)
+    html = render.chunk_step_html(steps.step(len(steps) - 1))
+    assert steps.step(len(steps) - 1).line == turn["chunks"][-2]["line"]
+    assert "exactly as it came" in html and '"id":"call_' in html
+    unkept = TurnSteps([entry["chunk"] for entry in turn["chunks"]])
+    assert "kept no wire lines" in render.chunk_step_html(unkept.step(1))
+
+
+def test_a_strict_mismatch_names_the_place_and_shows_both_sides_there():
+    """A harness that sent another edit: the excerpt starts where they differ, and the stop
+    says it is a replay mismatch, not a model failure."""
+    recorded = load_recording(PROJECT_DIR / "recordings" / "repair.json")
+    edited = json.loads(json.dumps(recorded))
+    call = edited["turns"][3]["request"]["messages"][6]["tool_calls"][0]["function"]
+    call["arguments"]["new"] = call["arguments"]["new"].replace("'/'", "'|'")
+    with sample_copy() as root:
+        stop = list(agent_events(ReplayModel(edited), RepoTools(root), edited["task"]))[-1]
+    assert stop["reason"] == "model_error" and stop["turns"] == 4
+    assert stop["detail"].startswith("replay mismatch: the harness's request differs from the "
+                                     "recording (not a model failure): turn 4:")
+    place = "message 6 (assistant) differs at tool_calls[0].function.arguments.new, character 49"
+    assert place in stop["error"]
+    recorded_side, sent_side = stop["error"].split(place + ": the recording has ")[1].split(
+        " but the harness sent ")
+    assert "'|'" in recorded_side and "'/'" in sent_side  # both sides, at the difference
