@@ -6,7 +6,8 @@ this folder:
 - ``contracts.py``: what the loop needs from a model (``Chat``) and tools (``Tools``),
   and what each of its events holds;
 - ``loop.py``: ``agent_events``, the loop itself;
-- ``turns.py``: a streamed reply folded into one assistant message;
+- ``formats.py``: what is per provider (how a reply streams in, how results go back);
+- ``turns.py``: a streamed Ollama reply folded into one assistant message;
 - ``tools.py``: the three tools, confined to a copy of the sample repository;
 - ``prompt.py``: the words the model is given;
 - ``sample.py``: disposable copies of the sample, and the independent test check.
@@ -18,15 +19,16 @@ later lessons: ``shell.py`` (a shell tool), ``gate.py`` (a permission gate) and
 and itself: the models, recordings, lessons and grading are built on it, not in it.
 """
 
-from .contracts import EVENT_TYPES, STOP_REASONS, Chat, Tools, tool_names
-from .loop import MAX_TURNS, agent_events, call_tool, tool_message
+from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, tool_names
+from .formats import OLLAMA, format_of, tool_message
+from .loop import MAX_TURNS, agent_events, call_tool
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
 from .sample import (SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks,
                      sample_copy)
 from .tools import RepoTools
 from .turns import Turn, TurnAssembler, assemble_turn
 
-__all__ = ["EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
+__all__ = ["EVENT_TYPES", "MAX_TURNS", "OLLAMA", "ToolCall", "format_of", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
            "SYSTEM_PROMPT", "TEST_FILE", "Chat", "Checks", "RepoTools", "Tools", "Turn",
            "TurnAssembler", "agent_events", "assemble_turn", "call_tool", "file_sha256", "run_checks",
            "sample_copy", "tool_message", "tool_names"]

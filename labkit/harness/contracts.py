@@ -11,10 +11,19 @@ below say which keys each kind has and what they hold. (Their annotations are ev
 at import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
 """
 
-from typing import Any, Iterable, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import (Any, Iterable, Literal, NamedTuple, NotRequired, Protocol, TypedDict,
+                    runtime_checkable)
 
 Message = dict[str, Any]  # {"role": ..., "content": ..., ...}, as the model's API has it
-Chunk = dict[str, Any]  # one streamed piece of a reply (an Ollama chat chunk)
+Chunk = dict[str, Any]  # one streamed piece of a reply (in the wire format the model speaks)
+
+
+class ToolCall(NamedTuple):
+    """One complete tool call of an assembled turn, whatever format it came in."""
+
+    id: str | None  # the provider's id for it, when it gives one
+    name: str
+    arguments: dict
 
 
 @runtime_checkable
@@ -83,13 +92,29 @@ class TextDelta(TypedDict):
 
 
 class ToolStart(TypedDict):
-    """A complete, valid tool call is about to run."""
+    """A complete, valid tool call is dispatched (a gate, if any, may still refuse it)."""
 
     type: Literal["tool_start"]
     time: float
     turn: int
     name: str
     arguments: dict
+
+
+class Permission(TypedDict):
+    """The permission gate's decision on a call (only when the loop was given a gate)."""
+
+    type: Literal["permission"]
+    time: float
+    turn: int
+    name: str
+    command: str  # the call as a person would read it
+    verdict: Literal["allow", "ask", "deny"]  # what the policy said
+    decision: Literal["allow", "deny"]  # what happened: the call ran, or it did not
+    by: str  # "policy", "answer", "person" or "nobody"
+    rule: str | None  # the rule that decided, if one did
+    reason: str
+    parts: list[list[str]]  # every command the call would run, word by word
 
 
 class ToolResult(TypedDict):
@@ -115,7 +140,7 @@ class Stopped(TypedDict):
     error: NotRequired[str]  # the model side's error text, for model_error only
 
 
-Event = ModelStart | TextDelta | ToolStart | ToolResult | Stopped
+Event = ModelStart | TextDelta | ToolStart | Permission | ToolResult | Stopped
 #: Each event type's description, by its ``type``.
 EVENT_TYPES = {"model_start": ModelStart, "text_delta": TextDelta, "tool_start": ToolStart,
-               "tool_result": ToolResult, "stopped": Stopped}
+               "permission": Permission, "tool_result": ToolResult, "stopped": Stopped}

@@ -1,44 +1,53 @@
 """The agent loop: send the conversation, assemble the reply, dispatch tools, decide when to stop.
 
-``agent_events`` is a generator of plain-dict events (``labkit.harness.contracts``
-describes each kind), so a lesson can watch a run step by step, a recorder can save
-it and a test can check it. The loop never runs a tool from a turn that did not
-finish cleanly, and it always ends with exactly one ``stopped`` event.
+``agent_events`` is a generator of plain-dict events (``contracts.py`` describes each
+kind), so a lesson can watch a run step by step, a recorder can save it and a test can
+check it. The loop never runs a tool from a turn that did not finish cleanly, and it
+always ends with exactly one ``stopped`` event.
+
+Three small pieces plug into it, each optional: the wire format a model speaks
+(``formats.py``: how a reply streams in and how results go back; Ollama's unless the
+chat says otherwise), a permission ``gate`` between an assembled call and its dispatch
+(``gate.py``), and a ``budget`` that may shorten the conversation before each request
+(``budget.py``). The loop itself stays the same for all of them.
 
 Only the model side may fail quietly: whatever ``chat`` raises, when called or while
 its reply streams, ends the run as ``model_error``. An error in the loop's own work
 (assembling the turn, keeping the conversation) is a bug, and it propagates.
 
 Nothing the loop hands out can change what it does next. Each message is frozen
-(``labkit.harness.frozen``) when it joins the conversation, and so are the tool schemas
-at the start: ``chat`` and the events get a fresh list of those read-only messages, so
-a request costs the loop a list of pointers, not a copy of the conversation.
+(``frozen.py``) when it joins the conversation, and so are the tool schemas at the
+start: ``chat`` and the events get a fresh list of those read-only messages, so a
+request costs the loop a list of pointers, not a copy of the conversation.
 """
 
 from __future__ import annotations
 
-import json
 from time import monotonic
 
-from .contracts import (STOP_REASONS, Chat, ModelStart, Stopped, Tools, ToolResult, ToolStart,
+from .contracts import (Chat, ModelStart, Permission, Stopped, Tools, ToolResult, ToolStart,
                         tool_names)
+from .formats import format_of
 from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
-from .turns import TurnAssembler
 
 MAX_TURNS = 8  # the default budget of model requests for one attempt
 #: Errors a tool may raise to tell the model it asked for something wrong.
 TOOL_ERRORS = (ValueError, TypeError, OSError)
 
 
-def agent_events(chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS):
+def agent_events(chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS,
+                 gate=None, budget=None):
     """Run one attempt at ``task`` and yield its events.
 
-    ``chat(messages, tool_schemas)`` returns an iterator of Ollama chat chunks.
-    ``tools`` has ``schemas`` and ``invoke(name, arguments)``. ``max_turns`` bounds
-    the number of model requests.
+    ``chat(messages, tool_schemas)`` returns an iterator of the model's streamed chunks,
+    in the wire format ``chat.wire_format`` names (Ollama's when it names none).
+    ``tools`` has ``schemas`` and ``invoke(name, arguments)``. ``max_turns`` bounds the
+    number of model requests. ``gate.review(name, arguments)``, if given, decides whether
+    each call runs; ``budget(messages)``, if given, returns the conversation to keep and
+    send before each request.
     """
-    return _run(chat, tools, task, positive_int(max_turns, "max_turns"))
+    return _run(chat, tools, task, positive_int(max_turns, "max_turns"), gate, budget)
 
 
 def positive_int(value, name: str) -> int:
@@ -46,11 +55,6 @@ def positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
-
-
-def tool_message(name: str, result) -> dict:
-    """The message that carries a tool's result back to the model (Ollama's shape)."""
-    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
 
 
 def call_tool(tools: Tools, name, arguments):
@@ -100,7 +104,8 @@ def _close(stream) -> None:
         pass
 
 
-def _run(chat, tools, task, max_turns):
+def _run(chat, tools, task, max_turns, gate, budget):
+    wire = format_of(chat)
     messages = [freeze({"role": "system", "content": SYSTEM_PROMPT}),
                 freeze({"role": "user", "content": task})]
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
@@ -112,9 +117,11 @@ def _run(chat, tools, task, max_turns):
                        tool_calls=calls_run, detail=detail, messages=list(messages), **extra)
 
     for turn_number in range(1, max_turns + 1):
+        if budget is not None:
+            messages = [freeze(message) for message in budget(list(messages))]
         yield ModelStart(type="model_start", time=monotonic(), turn=turn_number,
                          tools=list(names), messages=list(messages))
-        assembler = TurnAssembler()
+        assembler = wire.assembler()
         reply = model_reply(chat, list(messages), schemas)
         try:
             for chunk in reply:
@@ -137,28 +144,34 @@ def _run(chat, tools, task, max_turns):
         if turn.problem:
             yield stopped("malformed_model_turn", turn_number, turn.problem)
             return
-        if not turn.may_dispatch:
-            detail = ("the stream ended without a 'done' chunk" if not turn.done
-                      else "the reply was cut by the output-length limit (done_reason 'length')")
-            yield stopped("incomplete_model_turn", turn_number, detail)
+        if turn.unfinished:
+            yield stopped("incomplete_model_turn", turn_number, turn.unfinished)
             return
 
         messages.append(turn.message)  # read-only already
-        if not turn.tool_calls:
-            if turn.message["content"].strip():
+        if not turn.calls:
+            if turn.text.strip():
                 yield stopped("assistant_finished", turn_number, "the model gave its final answer")
             else:
                 yield stopped("empty_response", turn_number, "the reply had no text and no tool calls")
             return
 
-        for call in turn.tool_calls:
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
-            yield ToolStart(type="tool_start", time=monotonic(), turn=turn_number, name=name,
-                            arguments=arguments)
-            result = call_tool(tools, name, arguments)
-            calls_run += 1
-            messages.append(freeze(tool_message(name, result)))
-            yield ToolResult(type="tool_result", time=monotonic(), turn=turn_number, name=name,
-                             result=result)
+        results = []
+        for call in turn.calls:
+            yield ToolStart(type="tool_start", time=monotonic(), turn=turn_number, name=call.name,
+                            arguments=call.arguments)
+            decision = gate.review(call.name, call.arguments) if gate is not None else None
+            if decision is not None:
+                yield Permission(type="permission", time=monotonic(), turn=turn_number,
+                                 name=call.name, **decision.event_fields())
+            if decision is None or decision.allowed:
+                result = call_tool(tools, call.name, call.arguments)
+                calls_run += 1
+            else:
+                result = decision.tool_result()
+            results.append(result)
+            yield ToolResult(type="tool_result", time=monotonic(), turn=turn_number,
+                             name=call.name, result=result)
+        messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
     yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .contracts import ToolCall
 from .frozen import FrozenDict, FrozenList, TooDeep, freeze
 
 #: Levels of nesting a tool call may have (its arguments included); Ollama's are a few deep.
@@ -43,6 +44,27 @@ class Turn:
     def may_dispatch(self) -> bool:
         """True when the stream finished normally, so its tool calls may run."""
         return self.problem is None and self.done and self.done_reason != "length"
+
+    # What the loop reads of any format's turn (see formats.py):
+
+    @property
+    def unfinished(self) -> str | None:
+        """Why the turn did not finish cleanly, or None when it did."""
+        if not self.done:
+            return "the stream ended without a 'done' chunk"
+        if self.done_reason == "length":
+            return "the reply was cut by the output-length limit (done_reason 'length')"
+        return None
+
+    @property
+    def text(self) -> str:
+        return self.message["content"]
+
+    @property
+    def calls(self) -> list:
+        """The tool calls, each a :class:`ToolCall` (Ollama sends them whole)."""
+        return [ToolCall(call.get("id"), call["function"]["name"], call["function"]["arguments"])
+                for call in self.tool_calls]
 
 
 @dataclass

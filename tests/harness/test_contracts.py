@@ -5,6 +5,7 @@ harness imports nothing but the standard library and itself."""
 import ast
 import inspect
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from conftest import FakeTools, ListChat, final_text_turn
 from labkit import failure_cases, load_recording, run_case
 from labkit.harness import EVENT_TYPES, STOP_REASONS, Chat, RepoTools, Tools, agent_events
+from labkit.harness.gate import Gate, Policy
 from labkit.harness.shell import ShellTools
 from labkit.models import OllamaModel, ReplayModel, ScriptedChat
 from labkit.recording.attempt import CapturingChat
@@ -62,6 +64,9 @@ def conforms(event: dict) -> str | None:
         if origin is typing.Literal:
             if value not in typing.get_args(hint):
                 return f"{event['type']}.{key} is {value!r}, not one of {typing.get_args(hint)}"
+        elif origin is types.UnionType:
+            if not isinstance(value, tuple(typing.get_origin(a) or a for a in typing.get_args(hint))):
+                return f"{event['type']}.{key} is a {type(value).__name__}, described as {hint}"
         elif not isinstance(value, origin or hint) or isinstance(value, bool) and hint is not bool:
             return f"{event['type']}.{key} is a {type(value).__name__}, described as {hint}"
     return None
@@ -77,6 +82,10 @@ def runs():
         found.append(list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"],
                                        max_turns=1)))
     found.append(list(agent_events(ListChat(final_text_turn("done.")), FakeTools(), "task")))
+    gate = Gate(Policy(tools={"read_file": "allow"}, default="deny"))
+    with sample_copy() as root:
+        found.append(list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"],
+                                       gate=gate, max_turns=3)))
     return found
 
 

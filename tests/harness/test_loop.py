@@ -134,3 +134,69 @@ def test_max_turns_one_makes_one_request_runs_its_tools_then_stops():
 def test_invalid_max_turns_is_refused_at_once(bad):
     with pytest.raises(ValueError, match="max_turns"):
         agent_events(ListChat(), FakeTools(), "task", max_turns=bad)
+
+
+# --- The loop's three plug-in points: the wire format, a gate and a budget -----------------
+
+class DenyEcho:
+    """A gate that lets every call through but ``echo`` with n == "2"."""
+
+    def __init__(self):
+        self.reviewed = []
+
+    def review(self, name, arguments):
+        self.reviewed.append((name, arguments))
+        if arguments.get("n") != "2":
+            return None
+
+        class Denied:
+            allowed = False
+
+            def event_fields(self):
+                return {"command": "echo 2", "verdict": "deny", "decision": "deny",
+                        "by": "policy", "rule": "deny echo 2", "reason": "two is refused",
+                        "parts": [["echo", "2"]]}
+
+            def tool_result(self):
+                return {"error": "denied: two is refused"}
+        return Denied()
+
+
+def test_a_gate_sees_each_call_before_it_runs_and_a_denial_is_a_result_the_model_reads():
+    chat = ListChat(tool_turn(call("echo", n="1"), call("echo", n="2")), final_text_turn("ok"))
+    tools, gate = FakeTools(), DenyEcho()
+    events = list(agent_events(chat, tools, "task", gate=gate))
+    assert gate.reviewed == [("echo", {"n": "1"}), ("echo", {"n": "2"})]
+    assert tools.calls == [("echo", {"n": "1"})]  # the denied call never reached the tools
+    kinds = [e["type"] for e in events if e["type"] in ("tool_start", "permission", "tool_result")]
+    assert kinds == ["tool_start", "tool_result", "tool_start", "permission", "tool_result"]
+    permission = next(e for e in events if e["type"] == "permission")
+    assert permission["decision"] == "deny" and permission["name"] == "echo"
+    assert json.loads(chat.requests[1][-1]["content"]) == {"error": "denied: two is refused"}
+    assert events[-1]["tool_calls"] == 1  # calls that ran
+
+
+def test_a_budget_shapes_the_conversation_before_every_request_and_the_loop_keeps_it():
+    seen = []
+
+    def budget(messages):
+        seen.append(len(messages))
+        return [m if m["role"] != "tool" else {**m, "content": "[cut]"} for m in messages]
+
+    chat = ListChat(tool_turn(call("echo", n="1")), final_text_turn("ok"))
+    events = list(agent_events(chat, FakeTools(), "task", budget=budget))
+    assert seen == [2, 4]
+    assert chat.requests[1][-1]["content"] == "[cut]"
+    assert events[-1]["messages"][3]["content"] == "[cut]"
+
+
+def test_a_chat_names_its_wire_format_and_an_unknown_one_is_refused():
+    from labkit.harness.formats import OLLAMA, format_of
+
+    class Speaks:
+        def __init__(self, name):
+            self.wire_format = name
+
+    assert format_of(lambda m, s: iter(())) is OLLAMA and format_of(Speaks("ollama")) is OLLAMA
+    with pytest.raises(ValueError, match="unknown wire format 'smoke'"):
+        format_of(Speaks("smoke"))
