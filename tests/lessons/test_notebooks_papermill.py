@@ -37,8 +37,11 @@ def execute(notebook, output, **parameters):
     return cells
 
 
-def test_there_are_five_lessons():
-    assert [n.stem[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
+    assert len(NOTEBOOKS) >= 5
+    assert [n.stem[:2] for n in NOTEBOOKS] == [f"{i:02d}" for i in range(1, len(NOTEBOOKS) + 1)]
+    readme = (PROJECT_DIR / "README.md").read_text()
+    assert all(f"`{n.stem}`" in readme for n in NOTEBOOKS)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
