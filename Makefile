@@ -20,8 +20,10 @@ lab: student
 student: setup
 	$(BIN)/python -m labkit lessons student
 
+# The suite runs on every core (pytest-xdist), a test file to a worker: the tests of one file
+# share its set-up (the graded class, the wheel, the browser, each lesson's kernel).
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # uv installs the same pins as pip, several times faster. `make setup` uses the uv on PATH, else
 # fetches uv $(UV_VERSION) with pip into $(VENV)/uv/ (outside the environment's site-packages,

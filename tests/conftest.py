@@ -45,6 +45,21 @@ def safety_notes():
     return SAFETY_NOTES
 
 
+def pytest_sessionfinish(session):
+    """A worker of pytest-xdist hands its safety tally to the main process."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["safety"] = [dict(SAFETY_TALLY), list(SAFETY_NOTES)]
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown when it is not installed
+def pytest_testnodedown(node, error):
+    """The main process adds up what each worker's safety suite tried."""
+    tally, notes = getattr(node, "workeroutput", {}).get("safety", ({}, []))
+    SAFETY_TALLY.update(tally)
+    SAFETY_NOTES.extend(notes)
+
+
 def pytest_terminal_summary(terminalreporter):
     """Print what the safety suite tried, so each run reports its own numbers."""
     if SAFETY_TALLY or SAFETY_NOTES:

@@ -1,9 +1,10 @@
-"""Every lesson runs top to bottom under papermill, offline, in both of its modes.
+"""Every lesson runs top to bottom under papermill in live mode, offline.
 
-Replay mode uses the recordings in process. Live mode runs the same cells through
-``OllamaModel`` — the official SDK over HTTP — pointed at the project's replay server
-serving the lesson's recording, so the live code path runs without a model.
-Executed copies go to a temporary folder; the sources are never rewritten.
+Live mode runs the cells through ``OllamaModel`` — the official SDK over HTTP — pointed
+at the project's replay server serving the lesson's recording, so the live code path
+runs without a model. (Replay mode, the default, is run by nbval on the saved lessons
+and by the wheel test from an installed labkit.) Executed copies go to a temporary
+folder; the sources are never rewritten.
 """
 
 import nbformat
@@ -45,10 +46,12 @@ def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
-def test_lesson_runs_in_replay_mode(notebook, tmp_path):
+def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
+    """Replay mode, the default, runs top to bottom twice elsewhere: nbval executes every
+    lesson here and compares its outputs, and tests/test_package.py runs every lesson from
+    the installed wheel. This checks what a papermill user may set."""
     params = parameters_of(notebook)
     assert params["MODE"] == "replay" and {"MODEL", "OLLAMA_HOST", "RECORDING"} <= set(params)
-    execute(notebook, tmp_path / notebook.name, MODE="replay")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
