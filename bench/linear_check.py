@@ -1,22 +1,22 @@
-"""Does exercise 2a's time-growth check separate linear answers from quadratic ones?
+"""Does exercise 2a's time-growth check separate linear answers from super-linear ones?
 
-Runs the check's timing (labkit.exercises.TIMING, in a fresh process each time, as the
-check does) ten times for each of four answers and prints the range of the growth it
-measured, against the limit the check applies (MAX_GROWTH times the reference's growth,
-at least the size ratio). The linear answers must stay well under it on every run, the
-quadratic one well over it.
+For several draws of the check's own long streams (text, thinking, tool calls and
+missing content mixed; labkit.grading.checks.TIMING), times each answer in a fresh
+process, as the check does (CPU time read from outside the process), and prints its
+growth from the small to the large size divided by the linear reference's growth in the
+same draw. The check fails a ratio above MAX_GROWTH: right answers must stay well under
+it on every draw, quadratic ones well over it.
 
 Run: python bench/linear_check.py
 """
 
-from labkit.grading.checks import MAX_GROWTH, TIMING
-from labkit.grading.isolated import run_answer
+import random
+
+from labkit.grading import checks
+from labkit.grading.feedback import MAX_GROWTH
+from labkit.grading.isolated import time_answer
 
 ANSWERS = {
-    "join once (the reference)": """
-def assemble_content(chunks):
-    return "".join(chunk["message"].get("content") or "" for chunk in chunks)
-""",
     "list and append": """
 def assemble_content(chunks):
     parts = []
@@ -39,21 +39,46 @@ def assemble_content(chunks):
         turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
     return turn["content"]
 """,
+    "quadratic in the thinking only": """
+def assemble_content(chunks):
+    parts, thinking = [], ""
+    for chunk in chunks:
+        if chunk["message"].get("content"):
+            parts.append(chunk["message"]["content"])
+        thinking = thinking + (chunk["message"].get("thinking") or "")
+        kept = {"thinking": thinking}
+    return "".join(parts)
+""",
+    "insert(0) on a reversed walk": """
+def assemble_content(chunks):
+    parts = []
+    for chunk in reversed(chunks):
+        if chunk["message"].get("content"):
+            parts.insert(0, chunk["message"]["content"])
+    return "".join(parts)
+""",
 }
-RUNS = 10
+DRAWS = 6
 
 
 def main() -> None:
-    small, large = TIMING["sizes"]
-    print(f"streams of {small:,} and {large:,} fragments; the check fails a growth above "
-          f"{MAX_GROWTH} x max(reference growth, {large // small}) = at least "
-          f"{MAX_GROWTH * large / small:.0f}x")
-    for name, source in ANSWERS.items():
-        growths = []
-        for _ in range(RUNS):
-            times = run_answer(source, "assemble_content", [], timing=TIMING, timeout=120)
-            growths.append(times[1] / times[0])
-        print(f"  {name:<28} growth {min(growths):6.1f}x .. {max(growths):6.1f}x over {RUNS} runs")
+    small, large = checks.TIMING["sizes"]
+    print(f"streams of {small:,} and {large:,} fragments, {checks.TIMING['repeats']} of each "
+          f"size per draw; the check fails a growth above {MAX_GROWTH} x the reference's")
+    ratios = {name: [] for name in ANSWERS}
+    for draw_number in range(DRAWS):
+        draw = random.Random(draw_number)
+        inputs = {size: [[checks._random_stream(draw, done=True, length=size, text=(6, 12),
+                                                weights=(10, 6, 1, 1, 1))]
+                         for _ in range(checks.TIMING["repeats"])] for size in (small, large)}
+        reference = time_answer(checks._LINEAR_REFERENCE, "assemble_content", inputs, timeout=120)
+        linear = reference[large][0] / reference[small][0]
+        for name, source in ANSWERS.items():
+            timed = time_answer(source, "assemble_content", inputs, timeout=120)
+            ratios[name].append(timed[large][0] / timed[small][0] / linear)
+    for name, values in ratios.items():
+        print(f"  {name:<32} growth / reference growth {min(values):5.2f} .. {max(values):5.2f}"
+              f" over {DRAWS} draws")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ import textwrap
 from ..harness.sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE
 from ..models.chunks import call as _call, chunk
 from ..settings import RECORDINGS_DIR
-from .feedback import Answer, CheckFailed, Case, fail, run_cases, show
-from .isolated import AnswerError, Other, checks_value, run_answer, same, tools_value
+from .feedback import Answer, CheckFailed, Case, check_linear_time, fail, run_cases, show
+from .isolated import (AnswerError, Other, checks_value, run_answer, same, time_answer,
+                       tools_value, unchanged)
 
 __all__ = ["check_tool_message", "check_assemble_content", "check_may_dispatch",
            "check_append_results", "check_repair_verdict", "check_bounded_prediction",
@@ -42,8 +43,7 @@ TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
 STOP_REASON_NAMES = ("assistant_finished", "empty_response", "incomplete_model_turn",
                      "malformed_model_turn", "model_error", "max_turns")
 #: Stream sizes (text fragments) for the linear-time check: 16x longer; the minimum of the repeats.
-TIMING = {"sizes": [2_000, 32_000], "repeats": 7}
-MAX_GROWTH = 2.5  # the learner's time may grow at most this many times more than the reference's
+TIMING = {"sizes": [1_000, 24_000], "repeats": 2}
 DRAWN = 6  # cases drawn afresh per run
 
 
@@ -71,13 +71,19 @@ def learner_answer(function, name: str) -> Answer:
 
 
 def grade(check: str, source: str, name: str, *, hidden: bool = False) -> tuple:
-    """Run one check on an answer cell's source; return ``(passed, feedback text)``."""
+    """Run one check on an answer cell's source; return ``(passed, feedback text)``.
+
+    Every way the check can end without passing is a failed verdict, never an error that
+    escapes: autograding must go on to the next cell and the next learner."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         try:
             globals()[check](Answer(source, name), hidden=hidden)
         except CheckFailed as exc:
             return False, printed.getvalue() + f"AssertionError: {exc}\n"
+        except Exception as exc:  # noqa: BLE001 (whatever an answer did to the check)
+            return False, (printed.getvalue() + f"AssertionError: the check could not finish "
+                           f"on this answer ({type(exc).__name__}: {str(exc)[:300]})\n")
     return True, printed.getvalue()
 
 
@@ -104,6 +110,12 @@ def check_tool_message(make_tool_message, *, hidden: bool = False) -> None:
          "an error is a result like any other: the model must be able to read it"),
         ("non-ASCII text", "read_file", {"path": "NOTES.md", "content": "Grüße, naïve café — 東京 ✓"},
          "JSON text can carry any character"),
+        ("control characters", "run_tests",
+         {"exit_code": 0, "output": "\x1b[32m4 passed\x1b[0m\r\nform feed\x0c, nul \x00"},
+         "JSON escapes every control character, not only \\n and \\t: let json.dumps do it"),
+        ("a result shaped like another tool's", "replace_text",
+         {"exit_code": 0, "output": "4 passed"},
+         "tool_name is the name of the tool that was called, whatever its result looks like"),
     ]
     if hidden:
         results.append(("an empty result", "run_tests", {}, "an empty dict is the JSON text '{}'"))
@@ -127,7 +139,7 @@ def _tool_message(name: str, result) -> dict:
 
 def _tool_message_answer_problem(got, case, outcome) -> str | None:
     problem = tool_message_problem(got, case.expected)
-    if problem is None and not same(outcome.arguments[1], case.arguments[1]):
+    if problem is None and not unchanged(outcome.arguments[1], case.arguments[1]):
         return ("your function changed the result it was given (afterwards it is "
                 f"{show(outcome.arguments[1], 80)}): build the message without changing `result`, "
                 "the loop still needs it")
@@ -178,9 +190,14 @@ def _content_problem(content, result) -> str | None:
     return None
 
 
-def _random_text(draw: random.Random) -> str:
-    alphabet = string.ascii_letters + string.digits + ' "\'\\\n\t{}[]:,é東✓'
-    return "".join(draw.choice(alphabet) for _ in range(draw.randrange(0, 40)))
+#: What drawn text is made of: letters, JSON's special characters, control characters
+#: (\r, \x0c, \x00, \x1b...) and text beyond ASCII, so only a real JSON encoder gets it right.
+TEXT_ALPHABET = (string.ascii_letters + string.digits + ' "\'\\\n\t{}[]:,/'
+                 + "\r\x0c\x08\x00\x1b\x7f\u2028" + "é東✓😀")
+
+
+def _random_text(draw: random.Random, low: int = 0, high: int = 40) -> str:
+    return "".join(draw.choice(TEXT_ALPHABET) for _ in range(draw.randrange(low, high)))
 
 
 def _random_value(draw: random.Random, depth: int = 0):
@@ -230,6 +247,12 @@ def check_assemble_content(assemble_content, *, hidden: bool = False) -> None:
             _chunk(tool_calls=[_call("read_file", path=SOURCE_FILE)]), _chunk(done=True)],
          "a turn that only calls a tool has empty content: ''"),
         ("an empty stream", [], "no chunks, no text: ''"),
+        ("the same fragment twice in a row", [
+            _chunk("Ha"), _chunk("ha"), _chunk("ha"), _chunk("!"), _chunk(done=True)],
+         "every fragment counts, even one equal to the one before it"),
+        ("text that starts and ends with white space", [
+            _chunk("\n  def f():\n"), _chunk("      return 1"), _chunk("\n\n"), _chunk(done=True)],
+         "keep the text exactly as it came, spaces and newlines included: no strip()"),
         ("the recorded final summary (repair.json, turn 5)", _recorded_chunks("repair", 5), ""),
     ]
     if hidden:
@@ -260,25 +283,19 @@ def assemble_content(chunks):
 
 
 def _check_linear(answer: Answer) -> None:
-    """Fail when the answer's time grows much faster than the reference's as the stream grows."""
-    small, large = TIMING["sizes"]
-    try:
-        mine = run_answer(answer.source, answer.name, [], timing=TIMING)
-    except AnswerError as exc:
-        fail(f"{answer.name} on long streams: {exc}",
-             hint="collect the fragments in a list and join them once at the end")
-    reference = run_answer(_LINEAR_REFERENCE, "assemble_content", [], timing=TIMING)
-    growth, expected = mine[1] / max(mine[0], 1e-9), reference[1] / max(reference[0], 1e-9)
-    expected = max(expected, large / small)  # noise can only make the reference look better
-    heading = (f"{answer.name}: streams of {small:,} and {large:,} fragments "
-               f"({large // small}x longer)")
-    if growth > MAX_GROWTH * expected:
-        fail(f"{heading}: your function took {growth:.0f}x as long on the longer stream, "
-             f"a linear one {expected:.0f}x: your work grows faster than the text",
-             hint="collect the fragments in a list and join them once: adding each one to a "
-                  "string kept in a dict (or rebuilt with +) copies the whole text every time")
-    print(f"Linear: on a stream {large // small}x longer your time grew about as much as a "
-          "linear reference's.")  # no figures: they differ from run to run
+    """Fail when the answer's time grows much faster than a linear reference's as the stream
+    grows. The streams are drawn afresh: text, thinking, tool calls and missing content mixed,
+    each one different, so neither a cache nor a shortcut for one kind of fragment helps."""
+    draw = random.Random(_seed())
+    inputs = {size: [[_random_stream(draw, done=True, length=size, text=(6, 12),
+                                     weights=(10, 6, 1, 1, 1))]
+                     for _ in range(TIMING["repeats"])] for size in TIMING["sizes"]}
+    check_linear_time(answer, _LINEAR_REFERENCE, inputs,
+                      lambda arguments: _joined_content(arguments[0]),
+                      what="streams", unit="fragments",
+                      hint="collect the fragments in a list and join them once: adding each "
+                           "one to a string kept in a dict (or rebuilt with +) copies the whole "
+                           "text every time")
 
 
 def _assembled_problem(got, case, outcome) -> str | None:
@@ -286,7 +303,7 @@ def _assembled_problem(got, case, outcome) -> str | None:
     if not isinstance(got, str):
         hint = " (join the fragments: ''.join(parts))" if isinstance(got, list) else ""
         return f"assemble_content should return text (a str), but returned {_typed(got)}{hint}"
-    if not same(outcome.arguments[0], chunks):
+    if not unchanged(outcome.arguments[0], chunks):
         return "your function changed the chunks it was given: only read them"
     if got == expected:
         return None
@@ -319,6 +336,13 @@ def check_may_dispatch(may_dispatch, *, hidden: bool = False) -> None:
         ("a stream whose only chunk is the final one", [_chunk("Done.", done=True)],
          "the done chunk can be the first and only chunk"),
         ("an empty stream", [], "no done chunk arrived, so the turn is not complete"),
+        ("a done chunk that names no done_reason", [
+            _chunk(tool_calls=[_call("run_tests")]),
+            {key: value for key, value in _chunk(done=True).items() if key != "done_reason"}],
+         "only 'length' refuses a finished turn; a done chunk without a reason still finishes it"),
+        ("a complete turn whose text talks about length", [
+            _chunk("The length limit was not reached."), _chunk(done=True)],
+         "look at the done chunk's done_reason, not at the words of the text"),
     ]
     if hidden:
         streams.append(("a length cut with text only",
@@ -353,7 +377,8 @@ def _verdict_problem(got, case, outcome) -> str | None:
         return f"return True or False, not {_typed(got)}{forgot}"
     if got != case.expected:
         return f"returned {got}, but the right answer here is {case.expected}"
-    if isinstance(case.arguments[0], list) and not same(outcome.arguments[0], case.arguments[0]):
+    if isinstance(case.arguments[0], list) and not unchanged(outcome.arguments[0],
+                                                             case.arguments[0]):
         return "your function changed the chunks it was given: only read them"
     return None
 
@@ -391,8 +416,8 @@ def check_append_results(append_tool_results, *, hidden: bool = False) -> None:
               "TypeError", "read_file: 'path' must be a string, not int"))],
          "a refused call (ValueError, TypeError) becomes {'error': str(exc)}"),
         ("a tool that raises OSError", [_step("read_file", {"path": SOURCE_FILE}, error=(
-            "OSError", "[Errno 5] Input/output error: 'path_rules.py'"))],
-         "OSError is a tool error too: {'error': str(exc)}"),
+            "OSError", [5, "Input/output error", SOURCE_FILE]))],
+         "OSError is a tool error too: {'error': str(exc)}, the whole message"),
         ("no tool calls", [], "nothing to run, nothing to append"),
     ]
     if hidden:
@@ -407,11 +432,22 @@ def check_append_results(append_tool_results, *, hidden: bool = False) -> None:
     for label, steps, hint in calls:
         tool_calls = [_call(name, **arguments) for name, arguments, _ in steps]
         assistant = {"role": "assistant", "content": "", "tool_calls": tool_calls}
-        expected = [_tool_message(name, outcome.get("result", {"error": outcome.get("message")}))
+        expected = [_tool_message(name, outcome.get("result") if "raise" not in outcome
+                                  else {"error": _error_text(outcome)})
                     for name, _, outcome in steps]
         cases.append(Case(label, [[*_START, assistant], tool_calls, tools_value(steps)], expected,
                           shown=f"append_tool_results(messages, {show(tool_calls, 200)}, tools)",
                           hint=hint))
+    buggy = [read_source, _step("read_file", {"path": TEST_FILE}, error=("KeyError", ["path"]))]
+    buggy_calls = [_call(name, **arguments) for name, arguments, _ in buggy]
+    cases.append(Case(
+        "a tool with a bug raises KeyError", [[*_START, {"role": "assistant", "content": "",
+                                                          "tool_calls": buggy_calls}],
+                                               buggy_calls, tools_value(buggy)],
+        expected=None, raises="KeyError",
+        shown=f"append_tool_results(messages, {show(buggy_calls, 200)}, tools)",
+        hint="only ValueError, TypeError and OSError are the model's mistakes; any other "
+             "exception is a bug in the harness and must not be dressed up as a result"))
     run_cases(answer, cases, _appended_problem, what="append_tool_results", conversation=True,
               observe=lambda got, outcome: outcome.arguments[0][_APPENDED_FROM:],
               error_hints={("ValueError", "TypeError", "OSError", "FileNotFoundError"):
@@ -423,9 +459,22 @@ def check_append_results(append_tool_results, *, hidden: bool = False) -> None:
 
 
 def _step(name, arguments, *, result=None, error=None) -> list:
-    """One tool call of a case and what the scripted tools answer to it."""
-    outcome = {"result": result} if error is None else {"raise": error[0], "message": error[1]}
-    return [name, arguments, outcome]
+    """One tool call of a case and what the scripted tools answer to it: a result, or an
+    exception ``(type name, message or list of its arguments)``."""
+    if error is None:
+        return [name, arguments, {"result": result}]
+    kind, args = error
+    return [name, arguments, {"raise": kind, "args": args if isinstance(args, list) else [args]}]
+
+
+#: The exceptions a scripted tool raises, to know what ``str(exc)`` says.
+_EXCEPTIONS = {"ValueError": ValueError, "TypeError": TypeError, "OSError": OSError,
+               "KeyError": KeyError}
+
+
+def _error_text(outcome: dict) -> str:
+    """``str(exc)`` of the exception a scripted tool raises (OSError with an errno included)."""
+    return str(_EXCEPTIONS[outcome["raise"]](*outcome["args"]))
 
 
 def _random_step(draw: random.Random) -> list:
@@ -435,6 +484,9 @@ def _random_step(draw: random.Random) -> list:
     kind = draw.choice(["result", "result", "ValueError", "TypeError", "OSError"])
     if kind == "result":
         return _step(name, arguments, result=_random_result(draw))
+    if kind == "OSError" and draw.random() < 0.5:  # with an errno and a file name
+        return _step(name, arguments, error=(kind, [draw.randrange(1, 40), _random_text(draw, 1),
+                                                    _random_text(draw, 1)]))
     return _step(name, arguments, error=(kind, _random_text(draw) or "refused"))
 
 
@@ -446,11 +498,11 @@ def _appended_problem(got, case, outcome) -> str | None:
     if isinstance(got, list) and len(messages) == start and expected:
         return ("you returned a new list, but the list you were given is unchanged: append to "
                 "`messages` itself (the loop keeps using that list)")
-    if not same(tool_calls, case.arguments[1]):
+    if not unchanged(tool_calls, case.arguments[1]):
         return ("the list of tool calls changed (after your function it is "
                 f"{show(tool_calls, 80)}): in the loop that list is the one inside the "
                 "assistant message, so read it without taking calls out of it (no .pop())")
-    if not same(messages[:start], case.arguments[0][:start]):
+    if not unchanged(messages[:start], case.arguments[0][:start]):
         return "the messages already in the list changed: only append to it"
     wanted = [[name, arguments] for name, arguments, _ in case.arguments[2]["script"]]
     if len(outcome.invoked) != len(wanted):
@@ -494,11 +546,22 @@ def check_repair_verdict(repair_succeeded, *, hidden: bool = False) -> None:
         ("4 passed, but pytest exited with 3", (3, 4, 0, "4 passed in 0.03s"), same_hash,
          "the edited module can end the run badly after the tests (an atexit handler calling "
          "os._exit(3)): the rule is exit code 0, whatever the counts and the text say"),
+        ("exit code 0, but the counts say 1 failed", (0, 3, 1, "3 passed in 0.03s"), same_hash,
+         "trust no single number: a repair has exit code 0, no failure and tests that passed"),
     ]
+    other_sample = _random_hash(random.Random("another copy of the sample"))
+    verdicts = [(label, counts, same_hash, after, hint) for label, counts, after, hint in verdicts]
+    verdicts.append(("a repaired copy of another version of the sample",
+                     (0, 4, 0, "4 passed in 0.03s"), other_sample, other_sample,
+                     "compare the hash after with the hash before, whatever file it was"))
     if hidden:
         verdicts.append(("interrupted after 4 passed (exit code 2)",
                          (2, 4, 0, "4 passed in 0.03s\n!!! KeyboardInterrupt !!!"), same_hash,
-                         "only exit code 0 is a finished, passing run"))
+                         same_hash, "only exit code 0 is a finished, passing run"))
+        verdicts.append(("hashes that differ only in their last character",
+                         (0, 4, 0, "4 passed in 0.03s"), same_hash, same_hash[:-1] + "0"
+                         if same_hash[-1] != "0" else same_hash[:-1] + "1",
+                         "compare the whole hashes: any difference means the file changed"))
     seed = _seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):
@@ -508,17 +571,18 @@ def check_repair_verdict(repair_succeeded, *, hidden: bool = False) -> None:
                                              f"{passed} passed" if passed else ""] if part)
         if draw.random() < 0.3:  # a run whose text claims success whatever the counts say
             output = "4 passed"
-        hash_after = same_hash if draw.random() < 0.7 else _random_hash(draw)
+        hash_before = same_hash if draw.random() < 0.5 else _random_hash(draw)
+        hash_after = hash_before if draw.random() < 0.7 else _random_hash(draw)
         verdicts.append((f"drawn case {number} (seed {seed})",
                          (exit_code, passed, failed, f"{output or 'no tests ran'} in 0.02s"),
-                         hash_after, ""))
+                         hash_before, hash_after, ""))
     cases = []
-    for label, (exit_code, passed, failed, output), hash_after, hint in verdicts:
-        verdict = exit_code == 0 and failed == 0 and passed > 0 and hash_after == same_hash
+    for label, (exit_code, passed, failed, output), hash_before, hash_after, hint in verdicts:
+        verdict = exit_code == 0 and failed == 0 and passed > 0 and hash_after == hash_before
         shown = (f"repair_succeeded(Checks(exit_code={exit_code}, passed={passed}, "
-                 f"failed={failed}, output={output!r}), {_short_hash(same_hash)}, "
+                 f"failed={failed}, output={output!r}), {_short_hash(hash_before)}, "
                  f"{_short_hash(hash_after)})")
-        cases.append(Case(label, [checks_value(exit_code, passed, failed, output), same_hash,
+        cases.append(Case(label, [checks_value(exit_code, passed, failed, output), hash_before,
                                   hash_after], verdict, shown=shown, hint=hint))
     run_cases(answer, cases, _verdict_problem, what="repair_succeeded")
 
@@ -647,22 +711,28 @@ def _chunk(content="", *, content_none=False, **fields) -> dict:
     return made
 
 
-def _random_stream(draw: random.Random, *, done: bool) -> list:
-    """A well-formed stream: thinking, text, tool calls and missing content, in any order."""
+STREAM_KINDS = ("text", "thinking", "call", "no content", "content None")
+
+
+def _random_stream(draw: random.Random, *, done: bool, length: int | None = None,
+                   text: tuple = (0, 40), weights: tuple = (2, 1, 1, 1, 1)) -> list:
+    """A well-formed stream: thinking, text, tool calls and missing content, in any order;
+    ``length`` chunks before the final one (a few if not given), ``text`` the range of a
+    fragment's length, ``weights`` how often each of ``STREAM_KINDS`` comes."""
     chunks = []
-    for _ in range(draw.randrange(0, 7)):
-        kind = draw.choice(["text", "text", "thinking", "call", "no content", "content None"])
+    for _ in range(draw.randrange(0, 7) if length is None else length):
+        kind = draw.choices(STREAM_KINDS, weights)[0]
         if kind == "text":
-            chunks.append(_chunk(_random_text(draw)))
+            chunks.append(_chunk(_random_text(draw, *text)))
         elif kind == "thinking":
-            chunks.append(_chunk(thinking=_random_text(draw) or "hm"))
+            chunks.append(_chunk(thinking=_random_text(draw, *text) or "hm"))
         elif kind == "call":
             chunks.append(_chunk(tool_calls=[_call("read_file", path=SOURCE_FILE)], content=None))
         else:
             chunks.append(_chunk(content=None if kind == "no content" else "",
                                  content_none=kind == "content None"))
     if done:
-        chunks.append(_chunk(_random_text(draw) if draw.random() < 0.3 else "", done=True))
+        chunks.append(_chunk(_random_text(draw, *text) if draw.random() < 0.3 else "", done=True))
     return chunks
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .isolated import AnswerError, run_answer
+from .isolated import AnswerError, run_answer, same, time_answer, unchanged
 
 #: What a learner sees when they run a check before writing any code.
 STUB_ADVICE = "replace the `raise NotImplementedError()` line with your code"
+#: How much faster than a linear reference's an answer's time may grow with its input.
+MAX_GROWTH = 2.0
 
 
 class CheckFailed(AssertionError):
@@ -50,6 +52,7 @@ class Case:
     expected: Any
     shown: str = ""
     hint: str = ""
+    raises: str | None = None  # the name of the exception a right answer lets out, if any
 
 
 def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
@@ -70,6 +73,14 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
     for number, (case, outcome) in enumerate(zip(cases, outcomes), 1):
         heading = f"{name}: case {number} of {len(cases)}, {case.label}"
         tried = case.shown or f"{name}({', '.join(show(a, 200) for a in case.arguments)})"
+        if case.raises is not None:
+            if outcome.raised is None or outcome.raised.type != case.raises:
+                what_happened = ("returned normally" if outcome.raised is None
+                                 else f"raised {outcome.raised.type}")
+                report(heading, tried=tried, mistake=f"your function {what_happened}, but here "
+                       f"{case.raises} must come out of it", hint=case.hint)
+                fail(f"{heading}: {case.raises} must come out of your function", printed=True)
+            continue
         if outcome.raised is not None:
             error = outcome.raised
             report(heading, tried=tried, expected=case.expected,
@@ -78,6 +89,9 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
                    else _error_hint(error, error_hints) or case.hint)
             fail(f"{heading}: your function raised {error.type}", printed=True)
         mistake = problem(outcome.returned, case, outcome)
+        if not mistake and not unchanged(outcome.arguments_at_end, outcome.arguments):
+            mistake = ("after returning, your function still changed what this call was given "
+                       "(a later call changed it): keep no reference to a call's arguments")
         if mistake:
             shown = observe(outcome.returned, outcome) if observe else outcome.returned
             report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
@@ -87,6 +101,38 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
     drawn = len(cases) - len(fixed)
     print(f"All {len(cases)} cases passed: {'; '.join(fixed)}"
           + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
+
+
+def check_linear_time(answer: Answer, reference: str, inputs: dict, expected, *, what: str,
+                      unit: str, hint: str) -> None:
+    """Fail when the answer's time grows much faster than a linear reference's.
+
+    ``inputs`` maps two sizes to lists of argument lists (distinct inputs of each size);
+    ``expected(arguments)`` is what a right answer returns for one of them. Both the
+    answer and ``reference`` (the source of a linear function of the same name) run in
+    fresh processes whose CPU time is read from outside; each size's least time counts.
+    Only growth is compared, never absolute times, so a slow or busy machine passes a
+    right answer and fails a quadratic one alike.
+    """
+    small, large = sorted(inputs)
+    try:
+        mine = time_answer(answer.source, answer.name, inputs)
+    except AnswerError as exc:
+        fail(f"{answer.name} on long {what}: {exc}", hint=hint)
+    for size, calls in inputs.items():
+        for arguments, got in zip(calls, mine[size][1]):
+            if not same(got, expected(arguments)):
+                fail(f"{answer.name} on long {what} ({size:,} {unit}) did not return what a "
+                     "right answer returns", hint=hint)
+    linear = time_answer(reference, answer.name, inputs)
+    growth = mine[large][0] / max(mine[small][0], 1e-6)
+    expected_growth = max(linear[large][0] / max(linear[small][0], 1e-6), 1.0)
+    heading = f"{answer.name}: {what} of {small:,} and {large:,} {unit} ({large // small}x longer)"
+    if growth > MAX_GROWTH * expected_growth:
+        fail(f"{heading}: your function took {growth:.0f}x as long on the longer one, a linear "
+             f"one {expected_growth:.0f}x: your work grows faster than the input", hint=hint)
+    print(f"Linear: on {what} {large // small}x longer your time grew about as much as a "
+          "linear reference's.")  # no figures: they differ from run to run
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:

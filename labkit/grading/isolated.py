@@ -1,11 +1,20 @@
 """Run a learner's answer in a fresh Python process that knows nothing of the checks.
 
-The check sends the answer cell's source and the inputs of each case to
-``python -I -S`` (no site-packages, so neither labkit nor the expected values are
-there), which defines the answer, calls it on each input and writes back what it
-returned or raised, and what its arguments looked like afterwards. The process is
-killed (with everything it started) when it takes longer than ``timeout``. Only then,
-in the caller, are the outputs compared with the expected values.
+The check (this module, in the grader's process) starts ``python -I -S`` (no
+site-packages, so neither labkit nor the expected values are there) and drives it one
+step at a time over a pipe: define the answer; call it on one case's arguments and
+read one reply, case after case; at the end, look at every argument again. Only
+then, in the grader, are the outputs compared with the expected values, which never
+leave the grader.
+
+So the answer's process cannot skip a case or add one (the grader counts the replies
+it asked for), cannot invoke a tool behind the grader's back (the tools object it is
+given forwards each ``invoke`` to the grader, which answers from the case's script and
+keeps the record), and cannot make its time look linear by changing its own clock (on
+Linux the grader reads the process's CPU time from the kernel, ``/proc/<pid>/task/*/
+schedstat``). What it reports about itself can still be bent by code written to do so:
+how its arguments looked after a call, and what it printed. An answer that does that is
+not an honest mistake; README.md says what a grade does and does not certify.
 
 Values travel as JSON. Anything that is not exactly a dict, list, str, int, float,
 bool or None (a tuple, a str subclass with a clever ``__eq__``...) comes back as an
@@ -14,18 +23,25 @@ bool or None (a tuple, a str subclass with a clever ``__eq__``...) comes back as
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 from ..settings import ANSWER_TIMEOUT
 
 PRELUDE = "import json\n"  # the lessons import json for the learner before the answer cell
 TIMEOUT = ANSWER_TIMEOUT  # seconds one run of an answer may take (the regrading sets its own)
+MAX_REPLY = 64 * 2**20  # bytes of one reply line the grader reads before calling it broken
+#: Exceptions a case's scripted tools may raise in the answer's process.
+RAISABLE = ("ValueError", "TypeError", "OSError", "FileNotFoundError", "PermissionError",
+            "KeyError", "RuntimeError")
 
 
 @dataclass(frozen=True)
@@ -50,12 +66,15 @@ class Raised:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one call gave: ``returned`` or ``raised``, and the arguments after the call."""
+    """What one call gave: ``returned`` or ``raised``; the arguments right after the call
+    and again once every case had run (``arguments_at_end``: changed later only if the
+    answer kept a reference and changed it); the tools it invoked, as the grader saw them."""
 
     returned: object = None
     raised: Raised | None = None
     arguments: list | None = None
-    invoked: list | None = None  # the (name, arguments) the scripted tools were asked for
+    arguments_at_end: list | None = None
+    invoked: list | None = None  # [name, arguments] for each tools.invoke, in order
     printed: str = ""
 
 
@@ -64,58 +83,79 @@ class AnswerError(Exception):
 
 
 def checks_value(exit_code, passed, failed, output="") -> dict:
-    """An argument that arrives in the answer as a ``Checks`` object (lesson 04)."""
+    """An argument that arrives in the answer as a read-only ``Checks`` object (lesson 04)."""
     return {"__labkit__": "checks", "exit_code": exit_code, "passed": passed, "failed": failed,
             "output": output}
 
 
 def tools_value(script: list) -> dict:
-    """An argument that arrives as a tools object answering ``invoke`` from ``script``:
-    ``[name, arguments, {"result": ...} or {"raise": "ValueError", "message": ...}]``."""
+    """An argument that arrives as a tools object whose ``invoke`` the grader answers from
+    ``script``: ``[name, arguments, {"result": ...}]``, or ``[name, arguments, {"raise":
+    "OSError", "args": [5, "Input/output error"]}]`` (``"message": text`` for one argument)."""
     return {"__labkit__": "tools", "script": script}
 
 
 def run_answer(source: str, name: str, calls: list, *, conversation: bool = False,
-               timing: dict | None = None, timeout: float | None = None) -> list:
+               timeout: float | None = None) -> list:
     """Define ``name`` from ``source`` in a fresh process and call it once per argument list.
 
     ``conversation``: the second argument is also the ``tool_calls`` of the last message
-    in the first (as in the loop). ``timing``: ``{"sizes": [...], "repeats": n}`` times
-    the answer on streams of that many text fragments instead and returns, per size, the
-    least CPU time (seconds) of the process over the repeats: the load of other processes
-    on the machine does not count.
-    Returns one :class:`Outcome` per call (or the timing dict).
+    in the first (as in the loop). Returns one :class:`Outcome` per call.
     """
-    timeout = TIMEOUT if timeout is None else timeout
-    request = {"source": PRELUDE + source, "name": name, "calls": calls,
-               "conversation": conversation, "timing": timing}
-    with tempfile.TemporaryDirectory(prefix="labkit-answer-") as scratch:
-        process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD], cwd=scratch,
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            out, err = process.communicate(json.dumps(request).encode(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            raise AnswerError(f"your answer did not finish within {timeout:g} s: look for a loop "
-                              "that never ends (or waits for input)") from None
-        finally:
-            _kill(process)
-    lines = out.decode(errors="replace").strip().splitlines()
-    try:
-        report = json.loads(lines[-1])
-    except (IndexError, ValueError):
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        raise AnswerError(f"the Python running your answer stopped unexpectedly "
-                          f"(exit {process.returncode}): {tail[0][:300]}") from None
-    if "error" in report:
-        raise AnswerError(report["error"])
-    if timing:
-        return report["timing"]
-    return [Outcome(returned=decode(r.get("returned")),
-                    raised=Raised(*r["raised"]) if r.get("raised") else None,
-                    arguments=decode(r["arguments"]), invoked=decode(r.get("invoked")),
-                    printed=r.get("printed", "")) for r in report["outcomes"]]
+    with _Answer(source, name, timeout) as answer:
+        outcomes = []
+        for arguments in calls:
+            scripts = [copy.deepcopy(a["script"]) for a in arguments
+                       if isinstance(a, dict) and a.get("__labkit__") == "tools"]
+            invoked = []
+            reply = answer.ask({"op": "call", "arguments": arguments,
+                                "conversation": conversation},
+                               on_invoke=lambda name, args: _scripted(scripts, invoked, name, args))
+            if not ("returned" in reply or "raised" in reply) or "arguments" not in reply:
+                raise answer.broken("a reply to a call")
+            raised = reply.get("raised")
+            outcomes.append(dict(
+                returned=decode(reply.get("returned")),
+                raised=Raised(*raised) if _is_raised(raised) else None,
+                arguments=decode(reply["arguments"]), invoked=invoked if scripts else None,
+                printed=str(reply.get("printed", ""))[-2000:]))
+        at_end = answer.ask({"op": "recall"}).get("arguments")
+        if not isinstance(at_end, list) or len(at_end) != len(calls):
+            raise answer.broken("the arguments at the end")
+    return [Outcome(arguments_at_end=decode(later), **outcome)
+            for outcome, later in zip(outcomes, at_end)]
+
+
+def time_answer(source: str, name: str, inputs: dict, *, timeout: float | None = None) -> dict:
+    """Time the answer on inputs of several sizes, measured from outside its process.
+
+    ``inputs`` maps a size to a list of argument lists (distinct inputs of that size, so
+    that caching one result does not help). Returns, per size, ``(seconds, returned)``:
+    the least CPU time one call took (on Linux read from the kernel; elsewhere reported
+    by the process itself) and what each call returned. Garbage collection is off while
+    the answer runs.
+    """
+    timed = {}
+    with _Answer(source, name, timeout) as answer:
+        for size, calls in inputs.items():
+            if answer.ask({"op": "load", "calls": calls}).get("loaded") != len(calls):
+                raise answer.broken("loading the long inputs")
+            best, returned = float("inf"), []
+            for index in range(len(calls)):
+                before = answer.cpu_seconds()
+                reply = answer.ask({"op": "run", "index": index})
+                after = answer.cpu_seconds()
+                if "seconds" not in reply:
+                    raise answer.broken("a timed run")
+                if "error" in reply:
+                    raise AnswerError(f"on an input of size {size:,}: {reply['error']}")
+                seconds = after - before if before is not None else reply["seconds"]
+                best = min(best, seconds)
+            results = answer.ask({"op": "results"}).get("returned")
+            if not isinstance(results, list) or len(results) != len(calls):
+                raise answer.broken("the results of the timed runs")
+            timed[size] = (best, [decode(value) for value in results])
+    return timed
 
 
 def decode(value):
@@ -124,7 +164,7 @@ def decode(value):
         return [decode(item) for item in value]
     if isinstance(value, dict):
         if set(value) == {"__other__", "repr"}:
-            return Other(value["__other__"], value["repr"])
+            return Other(str(value["__other__"]), str(value["repr"]))
         return {key: decode(item) for key, item in value.items()}
     return value
 
@@ -140,22 +180,181 @@ def same(got, expected) -> bool:
     return got == expected
 
 
-def _kill(process) -> None:
-    """Kill the answer's process group (it may have started processes of its own)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
+def unchanged(after, before) -> bool:
+    """``same``, and every dict's keys in the same order: nothing was done to the value."""
+    if isinstance(before, dict) and isinstance(after, dict) and list(after) != list(before):
+        return False
+    if isinstance(before, dict) and isinstance(after, dict):
+        return same(after, before) and all(unchanged(after[k], before[k]) for k in before)
+    if isinstance(before, list) and isinstance(after, list) and len(after) == len(before):
+        return same(after, before) and all(map(unchanged, after, before))
+    return same(after, before)
 
 
-# The program the fresh process runs. It reads the request from stdin, keeps the answer's
-# prints away from its own report, and writes the report as the last line of stdout.
+def _is_raised(value) -> bool:
+    return (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in
+                                                                value[:2])
+            and (value[2] is None or isinstance(value[2], str)))
+
+
+def _scripted(scripts: list, invoked: list, name, arguments) -> dict:
+    """The grader's answer to one ``tools.invoke``: the first unused matching script entry."""
+    invoked.append([name, arguments])
+    for script in scripts:
+        for entry in script:
+            if entry[0] == name and entry[1] == arguments and len(entry) == 3:
+                entry.append("used")
+                outcome = entry[2]
+                if "raise" in outcome:
+                    kind = outcome["raise"] if outcome["raise"] in RAISABLE else "RuntimeError"
+                    return {"raise": kind, "args": outcome.get("args", [outcome.get("message")])}
+                return {"result": outcome["result"]}
+    return {"raise": "ValueError", "args": [f"unknown tool {name!r}"]}
+
+
+class _Answer:
+    """The answer's process, and the one conversation the grader holds with it."""
+
+    def __init__(self, source: str, name: str, timeout: float | None):
+        self.deadline = time.monotonic() + (TIMEOUT if timeout is None else timeout)
+        self.timeout = TIMEOUT if timeout is None else timeout
+        self.scratch = tempfile.TemporaryDirectory(prefix="labkit-answer-")
+        self.errors = open(os.path.join(self.scratch.name, ".stderr"), "w+b")
+        reading, self._write_end = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _CHILD, str(self._write_end)],
+            cwd=self.scratch.name, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=self.errors, pass_fds=(self._write_end,), start_new_session=True)
+        os.close(self._write_end)
+        os.set_blocking(self.process.stdin.fileno(), False)
+        self.replies = os.fdopen(reading, "rb", buffering=0)
+        self.buffer = bytearray()
+        try:
+            if self.ask({"op": "define", "source": PRELUDE + source, "name": name}) != \
+                    {"defined": True}:
+                raise self.broken("defining the answer")
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # with whatever it started
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        for stream in (self.process.stdin, self.replies, self.errors):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.scratch.cleanup()
+
+    def ask(self, message: dict, on_invoke=None) -> dict:
+        """Send one request; return its reply, answering ``invoke`` requests on the way."""
+        self._send(message)
+        while True:
+            reply = self._receive()
+            if "error" in reply and isinstance(reply["error"], str) and message["op"] == "define":
+                raise AnswerError(reply["error"])
+            if "invoke" not in reply:
+                return reply
+            invoke = reply["invoke"]
+            if on_invoke is None or not (isinstance(invoke, list) and len(invoke) == 2):
+                raise self.broken("a tool call")
+            self._send(on_invoke(invoke[0], invoke[1]))
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the answer's process has used so far, from the kernel (Linux), else None."""
+        try:
+            tasks = os.listdir(f"/proc/{self.process.pid}/task")
+            return sum(int(open(f"/proc/{self.process.pid}/task/{task}/schedstat")
+                           .read().split()[0]) for task in tasks) / 1e9
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def broken(self, what: str) -> AnswerError:
+        return AnswerError(f"the process running your answer did not answer the grader as "
+                           f"expected ({what}); an answer cell should only define what the "
+                           "exercise asks for")
+
+    def _send(self, message: dict) -> None:
+        """Write one request, never waiting past the deadline for the answer to read it."""
+        data = memoryview(json.dumps(message).encode() + b"\n")
+        pipe = self.process.stdin.fileno()
+        while data:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise self._late()
+            if not select.select([], [pipe], [], left)[1]:
+                continue
+            try:
+                data = data[os.write(pipe, data[:65536]):]
+            except OSError:  # the process is gone
+                raise self._stopped() from None
+
+    def _receive(self) -> dict:
+        while b"\n" not in self.buffer:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise self._late()
+            ready, _, _ = select.select([self.replies], [], [], left)
+            if not ready:
+                continue
+            data = self.replies.read(65536)
+            if not data:
+                raise self._stopped()
+            self.buffer += data
+            if len(self.buffer) > MAX_REPLY:
+                raise self.broken("a reply far too long")
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise self.broken("a reply that is not JSON") from None
+        if not isinstance(reply, dict):
+            raise self.broken("a reply that is not an object")
+        return reply
+
+    def _late(self) -> AnswerError:
+        return AnswerError(f"your answer did not finish within {self.timeout:g} s: look for a "
+                           "loop that never ends (or waits for input)")
+
+    def _stopped(self) -> AnswerError:
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        self.errors.seek(0)
+        tail = self.errors.read()[-2000:].decode(errors="replace").strip().splitlines()[-1:]
+        return AnswerError(f"the Python running your answer stopped unexpectedly (exit "
+                           f"{self.process.returncode}): {(tail or ['no output'])[0][:300]}")
+
+
+# The program the fresh process runs: it reads one request per line from stdin and writes
+# one reply per line to the file descriptor given as its argument. The answer's prints are
+# kept apart (and its stdout goes nowhere), so they never mix with the replies.
 _CHILD = r'''
-import copy, gc, io, json, linecache, math, sys, time, traceback
-clock = time.process_time  # CPU time of this process: other processes' load does not count
-request = json.loads(sys.stdin.read())
-report_to = sys.stdout
+import copy, gc, io, json, linecache, math, os, sys, time, traceback
+replies = os.fdopen(int(sys.argv[1]), "w")
+requests = sys.stdin
+
+def send(message):
+    replies.write(json.dumps(message) + "\n")
+    replies.flush()
+
+def receive():
+    line = requests.readline()
+    if not line:
+        os._exit(0)
+    return json.loads(line)
 
 def encode(v):
     t = type(v)
@@ -174,8 +373,14 @@ def encode(v):
     return {"__other__": t.__name__, "repr": text}
 
 class Checks:
+    """The result of an independent test run, read-only like labkit's."""
+    __slots__ = ("exit_code", "passed", "failed", "output")
     def __init__(self, exit_code, passed, failed, output=""):
-        self.exit_code, self.passed, self.failed, self.output = exit_code, passed, failed, output
+        for key, value in zip(self.__slots__, (exit_code, passed, failed, output)):
+            object.__setattr__(self, key, value)
+    def __setattr__(self, key, value):
+        raise AttributeError(f"cannot assign to field {key!r}: Checks is read-only")
+    __delattr__ = __setattr__
     @property
     def summary(self):
         parts = [f"{self.failed} failed"] if self.failed else []
@@ -185,23 +390,18 @@ class Checks:
         return (f"Checks(exit_code={self.exit_code!r}, passed={self.passed!r}, "
                 f"failed={self.failed!r}, output={self.output!r})")
 
-ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "OSError": OSError,
-          "FileNotFoundError": FileNotFoundError, "PermissionError": PermissionError}
+import builtins
+ERRORS = {name: getattr(builtins, name) for name in ("ValueError", "TypeError", "OSError",
+          "FileNotFoundError", "PermissionError", "KeyError", "RuntimeError")}
 
 class Tools:
     schemas = []
-    def __init__(self, script):
-        self.script, self.invoked = script, []
     def invoke(self, name, arguments):
-        self.invoked.append([name, encode(arguments)])
-        for entry in self.script:
-            if entry[0] == name and entry[1] == arguments and not entry[3:]:
-                entry.append("used")
-                outcome = entry[2]
-                if "raise" in outcome:
-                    raise ERRORS[outcome["raise"]](outcome["message"])
-                return copy.deepcopy(outcome["result"])
-        raise ValueError(f"unknown tool {name!r}")
+        send({"invoke": [encode(name), encode(arguments)]})
+        answer = receive()
+        if "raise" in answer:
+            raise ERRORS[answer["raise"]](*answer["args"])
+        return answer["result"]
     def __repr__(self):
         return "tools"
 
@@ -213,7 +413,7 @@ def build(v):
         if kind == "checks":
             return Checks(v["exit_code"], v["passed"], v["failed"], v["output"])
         if kind == "tools":
-            return Tools(copy.deepcopy(v["script"]))
+            return Tools()
         return {k: build(x) for k, x in v.items()}
     return v
 
@@ -228,71 +428,66 @@ def where(exc):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<answer>"]
     return frames[-1].line.strip() if frames and frames[-1].line else None
 
-def finish(report):
-    report_to.write("\n" + json.dumps(report) + "\n")
-    report_to.flush()
-    sys.exit(0)
-
-source = request["source"]
-linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
-namespace = {"__name__": "__main__"}
 printed = io.StringIO()
 sys.stdout = printed
-try:
-    exec(compile(source, "<answer>", "exec"), namespace)
-except SyntaxError as exc:
-    finish({"error": f"your answer cell has a syntax error on line {(exc.lineno or 2) - 1}: "
-                     f"{exc.msg}"})
-except BaseException as exc:
-    line = where(exc)
-    kind = type(exc).__name__
-    advice = (": an answer cell must define everything it uses (import what you need in it)"
-              if kind == "NameError" else "")
-    finish({"error": f"running your answer cell raised {kind}: {str(exc)[:300]}"
-                     + (f" (at `{line}`)" if line else "") + advice})
-function = namespace.get(request["name"])
-if not callable(function):
-    finish({"error": f"your answer cell does not define a function named "
-                     f"{request['name']!r}: keep the `def {request['name']}(...)` line"})
-
-timing = request.get("timing")
-if timing:
-    best = {n: math.inf for n in timing["sizes"]}
-    for _ in range(timing["repeats"]):
-        for n in timing["sizes"]:
-            chunks = [{"message": {"role": "assistant", "content": "abcd"}, "done": False}
-                      for _ in range(n)]
-            chunks.append({"message": {"role": "assistant", "content": ""}, "done": True,
-                           "done_reason": "stop"})
-            gc.collect()
-            gc.disable()
-            start = clock()
-            try:
-                got = function(chunks)
-            except Exception as exc:
-                finish({"error": f"your function raised {type(exc).__name__} on a long stream"})
-            best[n] = min(best[n], clock() - start)
-            gc.enable()
-            if got != "abcd" * n:
-                finish({"error": f"on a stream of {n:,} fragments 'abcd' your function did not "
-                                 f"return their text joined"})
-    finish({"timing": [best[n] for n in timing["sizes"]]})
-
-outcomes = []
-for call in request["calls"]:
-    arguments = build(call)
-    if request["conversation"]:
-        arguments[0][-1]["tool_calls"] = arguments[1]
-    printed.seek(0), printed.truncate()
-    try:
-        result = {"returned": encode(function(*arguments))}
-    except Exception as exc:
-        result = {"raised": [type(exc).__name__, str(exc)[:300], where(exc)]}
-    result["arguments"] = [shown(a) for a in arguments]
-    tools = [a for a in arguments if isinstance(a, Tools)]
-    if tools:
-        result["invoked"] = tools[0].invoked
-    result["printed"] = printed.getvalue()[-2000:]
-    outcomes.append(result)
-finish({"outcomes": outcomes})
+namespace, function, kept, loaded, results = {"__name__": "__main__"}, None, [], [], []
+while True:
+    request = receive()
+    op = request["op"]
+    if op == "define":
+        source = request["source"]
+        linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
+        try:
+            exec(compile(source, "<answer>", "exec"), namespace)
+        except SyntaxError as exc:
+            send({"error": f"your answer cell has a syntax error on line "
+                           f"{(exc.lineno or 2) - 1}: {exc.msg}"})
+            continue
+        except BaseException as exc:
+            line = where(exc)
+            kind = type(exc).__name__
+            advice = (": an answer cell must define everything it uses (import what you need "
+                      "in it)" if kind == "NameError" else "")
+            send({"error": f"running your answer cell raised {kind}: {str(exc)[:300]}"
+                           + (f" (at `{line}`)" if line else "") + advice})
+            continue
+        function = namespace.get(request["name"])
+        if not callable(function):
+            send({"error": f"your answer cell does not define a function named "
+                           f"{request['name']!r}: keep the `def {request['name']}(...)` line"})
+            continue
+        send({"defined": True})
+    elif op == "call":
+        arguments = build(request["arguments"])
+        if request["conversation"]:
+            arguments[0][-1]["tool_calls"] = arguments[1]
+        kept.append(arguments)
+        printed.seek(0), printed.truncate()
+        try:
+            reply = {"returned": encode(function(*arguments))}
+        except Exception as exc:
+            reply = {"raised": [type(exc).__name__, str(exc)[:300], where(exc)]}
+        reply["arguments"] = [shown(a) for a in arguments]
+        reply["printed"] = printed.getvalue()[-2000:]
+        send(reply)
+    elif op == "recall":
+        send({"arguments": [[shown(a) for a in arguments] for arguments in kept]})
+    elif op == "load":
+        loaded, results = [build(call) for call in request["calls"]], []
+        send({"loaded": len(loaded)})
+    elif op == "run":
+        arguments = loaded[request["index"]]
+        gc.collect()
+        gc.disable()
+        start = time.process_time()
+        try:
+            results.append(encode(function(*arguments)))
+            reply = {}
+        except Exception as exc:
+            reply = {"error": f"your function raised {type(exc).__name__}: {str(exc)[:200]}"}
+        reply["seconds"] = time.process_time() - start
+        gc.enable()
+        send(reply)
+    elif op == "results":
+        send({"returned": results})
 '''

@@ -130,7 +130,33 @@ def $name(chunks):
     for chunk in chunks:
         turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
     return turn["content"]
-""", "grows faster than the text"),
+""", "grows faster than the input"),
+        Answer("quadratic only in the thinking it also keeps", """
+def $name(chunks):
+    turn = {"content": [], "thinking": ""}
+    for chunk in chunks:
+        message = chunk["message"]
+        if message.get("content"):
+            turn["content"].append(message["content"])
+        if message.get("thinking"):
+            turn["thinking"] = turn["thinking"] + message["thinking"]
+    return "".join(turn["content"])
+""", "grows faster than the input"),
+        Answer("quadratic, with each stream's answer cached", """
+_cache = {}
+def $name(chunks):
+    key = tuple(c["message"].get("content") or "" for c in chunks)
+    if key not in _cache:
+        turn = {"content": ""}
+        for text in key:
+            turn["content"] = turn["content"] + text
+        _cache[key] = turn["content"]
+    return _cache[key]
+""", "grows faster than the input"),
+        Answer("strips the white space at the ends", """
+def $name(chunks):
+    return "".join(c["message"].get("content") or "" for c in chunks).strip()
+""", "no strip()"),
         Answer("pops the chunks it reads", """
 def $name(chunks):
     parts = []
@@ -406,3 +432,173 @@ DIES = """
 import os
 os._exit(3)
 """
+
+
+# --- Found by trying to break the checks ---------------------------------------------------
+# Answers an adversarial review wrote after the first version of the checks accepted them.
+
+WRONG["check_tool_message"] += [
+    Answer("a hand-written JSON encoder that escapes only backslash, quote, \\n and \\t", r'''
+def _encode(value):
+    if value is None: return "null"
+    if value is True: return "true"
+    if value is False: return "false"
+    if isinstance(value, (int, float)): return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    if isinstance(value, list): return "[" + ", ".join(_encode(x) for x in value) + "]"
+    return "{" + ", ".join(_encode(k) + ": " + _encode(x) for k, x in value.items()) + "}"
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": _encode(result)}
+''', "not valid JSON text"),
+    Answer("reorders the keys of the result it was given", """
+import json
+def $name(name, result):
+    for key in sorted(result):
+        result[key] = result.pop(key)
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+""", "changed the result it was given"),
+    Answer("clears the previous call's result on the next call", """
+import json
+_previous = []
+def $name(name, result):
+    while _previous:
+        _previous.pop().clear()
+    _previous.append(result)
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+""", "still changed what this call was given"),
+    Answer("guesses the tool's name from the shape of its result", """
+import json
+def $name(name, result):
+    if "exit_code" in result:
+        name = "run_tests"
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+""", "but the result came from"),
+]
+WRONG["check_may_dispatch"] += [
+    Answer("accepts only done_reason 'stop'", """
+def $name(chunks):
+    return any(c.get("done") and c.get("done_reason") == "stop" for c in chunks)
+""", "the right answer here is True"),
+    Answer("reads the last chunk's done_reason, 'length' when there is none", """
+def $name(chunks):
+    return bool(chunks) and chunks[-1].get("done_reason", "length") != "length"
+""", "the right answer here is True"),
+    Answer("looks for the word length anywhere in the stream", """
+def $name(chunks):
+    return any(c.get("done") for c in chunks) and "length" not in repr(chunks)
+""", "the right answer here is True"),
+    Answer("clears the previous call's chunks on the next call", """
+_last = []
+def $name(chunks):
+    if _last:
+        _last.pop().clear()
+    _last.append(chunks)
+    final = [c for c in chunks if c.get("done")]
+    return bool(final) and final[-1].get("done_reason") != "length"
+""", "still changed what this call was given"),
+]
+WRONG["check_append_results"] += [
+    Answer("turns every exception into a result, a tool's bug included", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except Exception as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "KeyError must come out of your function"),
+    Answer("keeps exc.args[0] instead of str(exc)", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": exc.args[0]}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "decodes to"),
+    Answer("answers from the tools' script instead of invoking them", """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        tools.invoked.append([name, arguments])
+        entry = next(e for e in tools.script if e[0] == name and e[1] == arguments)
+        result = entry[2].get("result", {"error": entry[2].get("message")})
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "AttributeError"),
+    Answer("clears the previous conversation's tool calls on the next call", """
+import json
+_seen = []
+def $name(messages, tool_calls, tools):
+    for old in _seen:
+        old.clear()
+    _seen[:] = [tool_calls]
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""", "still changed what this call was given"),
+]
+WRONG["check_repair_verdict"] += [
+    Answer("compares the hash after with a hash it knows, not with the one before", """
+KNOWN = "2c27662f75f88bfc49dbaba064f725b7a675134fe7e95917e5529942993a3465"
+def $name(after, test_hash_before, test_hash_after):
+    return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
+            and test_hash_after == KNOWN)
+""", "the right answer here is True"),
+    Answer("rewrites the check it was given", """
+def $name(after, test_hash_before, test_hash_after):
+    ok = (after.exit_code == 0 and after.failed == 0 and after.passed > 0
+          and test_hash_before == test_hash_after)
+    after.exit_code = 0 if ok else 1
+    return ok
+""", "read-only"),
+    Answer("trusts exit code 0 to mean nothing failed", """
+def $name(after, test_hash_before, test_hash_after):
+    return after.exit_code == 0 and after.passed > 0 and test_hash_before == test_hash_after
+""", "the right answer here is False"),
+]
+
+CHEATS.update({
+    "writes an empty report on the grader's channel and exits": ("check_tool_message", """
+import os
+os.write(1, b'\\n{"outcomes": []}\\n')
+for fd in range(3, 10):
+    try:
+        os.write(fd, b'{"defined": true}\\n{"returned": {}, "arguments": [], "printed": ""}\\n')
+    except OSError:
+        pass
+os._exit(0)
+"""),
+    "rewrites its own report to hide that it consumed the calls": ("check_append_results", """
+import json, sys
+main = sys.modules["__main__"]
+main.shown = lambda value: value if not isinstance(value, list) else list(value)
+def $name(messages, tool_calls, tools):
+    while tool_calls:
+        call = tool_calls.pop(0)
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError) as exc:
+            result = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+"""),
+    "patches the grader's clock to look linear": ("check_assemble_content", """
+import time
+time.process_time = lambda: 0.0
+def $name(chunks):
+    turn = {"content": ""}
+    for chunk in chunks:
+        turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
+    return turn["content"]
+"""),
+})

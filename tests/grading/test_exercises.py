@@ -2,10 +2,11 @@
 
 import pytest
 
-from answers import ANSWER_NAMES, RIGHT, WRONG
+from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
 from labkit.grading import checks as exercises
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
-from labkit.grading.checks import BOUNDED_TRUTH, STOP_REASON_NAMES, STOP_TRUTH, describe_stream
+from labkit.grading.checks import (BOUNDED_TRUTH, STOP_REASON_NAMES, STOP_TRUTH, describe_stream,
+                                   grade)
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
 from labkit.harness.contracts import STOP_REASONS
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
@@ -209,3 +210,13 @@ def test_a_stream_is_described_chunk_by_chunk_and_long_runs_are_counted():
     many = [{"message": {"role": "assistant", "content": "ab"}, "done": False}] * 9
     assert describe_stream(many) == "[9 text fragments]"
     assert describe_stream([]) == "[] (no chunks at all)"
+
+
+@pytest.mark.parametrize("what", list(CHEATS))
+def test_each_cheat_fails_where_the_grade_is_decided(what):
+    """``grade`` is what autograding runs outside the learner's kernel: every cheat fails there,
+    and none of them makes it raise (a raise would drop the learner's submission)."""
+    check, source = CHEATS[what]
+    passed, text = grade(check, source.replace("$name", ANSWER_NAMES[check]), ANSWER_NAMES[check])
+    assert not passed, (what, text)
+    assert "AssertionError" in text
