@@ -5,6 +5,11 @@ the pinned dependencies of the project's venv but cannot see this clone: a ``.pt
 file names the project's site-packages as a plain folder, and Python runs the
 ``.pth`` files (the editable install's hook among them) only in its own
 site-packages. Everything then runs from folders outside the checkout.
+
+This is also where the lessons' saved outputs are checked: nbval runs every reference
+lesson, as ``lessons --reference`` wrote it, from the installed wheel, and compares each
+cell's output with the saved one (strict). So the outputs are shown to be the same
+wherever labkit is installed, and each lesson runs to its end once, not twice.
 """
 
 import hashlib
@@ -152,26 +157,65 @@ for notebook in sys.argv[1:]:  # each in its own folder; an error is kept in the
 """
 
 
+@dataclass
+class Lessons:
+    folders: dict  # edition -> the folder `lessons` wrote it into
+    written: dict  # edition -> what `lessons` printed
+    student: dict  # lesson -> the student edition as papermill executed it
+    compared: dict  # lesson -> {"passed": cells, "failed": [what nbval said]}
+
+
 @pytest.fixture(scope="module")
 def lessons(installed):
-    """Both editions written by the installed wheel and each lesson executed there with
-    papermill, one process per edition at the same time: {(edition, lesson): executed}."""
+    """Both editions written by the installed wheel; the student edition executed there with
+    papermill, the reference compared with its saved outputs by nbval, at the same time."""
     folders = {"student": installed.outside / "student", "reference": installed.outside / "ref"}
 
-    def write_and_run(edition):
+    def write(edition):
         written = installed.run("-m", "labkit", "lessons", str(folders[edition]),
                                 *(["--reference"] if edition == "reference" else []))
         assert written.returncode == 0, written.stdout + written.stderr
-        ran = installed.run("-c", RUN_LESSONS, *[str(folders[edition] / name) for name in LESSONS],
-                            timeout=900)
-        assert ran.returncode == 0, ran.stderr
         return written
 
+    def run_student():
+        ran = installed.run("-c", RUN_LESSONS, *[str(folders["student"] / name)
+                                                 for name in LESSONS], timeout=900)
+        assert ran.returncode == 0, ran.stderr
+
+    def compare_reference():
+        report = installed.outside / "nbval.xml"
+        installed.run("-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q",
+                      f"--junitxml={report}", "--rootdir", str(folders["reference"]),
+                      str(folders["reference"]), timeout=900)
+        return nbval_results(report)
+
     with ThreadPoolExecutor(2) as pool:  # the threads only wait on their processes
-        written = dict(zip(folders, pool.map(write_and_run, folders)))
-    executed = {(edition, name): nbformat.read(folder / f"executed_{name}", as_version=4)
-                for edition, folder in folders.items() for name in LESSONS}
-    return folders, written, executed
+        written = dict(zip(folders, pool.map(write, folders)))
+        student, compared = pool.submit(run_student), pool.submit(compare_reference)
+        student.result()
+        compared = compared.result()
+    executed = {name: nbformat.read(folders["student"] / f"executed_{name}", as_version=4)
+                for name in LESSONS}
+    return Lessons(folders, written, executed, compared)
+
+
+def nbval_results(report: Path) -> dict:
+    """Per lesson, from nbval's JUnit report: how many cells matched, and each failure."""
+    import xml.etree.ElementTree as ElementTree
+
+    results = {name: {"passed": 0, "failed": []} for name in LESSONS}
+    for case in ElementTree.parse(report).iter("testcase"):
+        name = next((n for n in LESSONS if n.removesuffix(".ipynb") in case.get("classname", "")
+                     + case.get("name", "")), None)
+        if name is None:
+            continue
+        problems = [f"{case.get('name')}: {(p.get('message') or p.text or '')[:500]}"
+                    for p in (*case.iter("failure"), *case.iter("error"))]
+        if problems:
+            results[name]["failed"] += problems
+        elif not list(case.iter("skipped")):
+            results[name]["passed"] += 1
+    return results
 
 
 def is_answer_cell(cell) -> bool:
@@ -184,7 +228,7 @@ def errors_of(cell) -> list:
 
 
 def test_lessons_writes_the_student_edition_and_the_reference(lessons):
-    folders, written, _ = lessons
+    folders, written = lessons.folders, lessons.written
     assert written["student"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
     for name in LESSONS:
         assert (folders["reference"] / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
@@ -193,7 +237,7 @@ def test_lessons_writes_the_student_edition_and_the_reference(lessons):
 
 
 def test_lessons_never_overwrites_a_learners_file(installed, lessons):
-    folders, _, _ = lessons
+    folders = lessons.folders
     student = {name: (folders["student"] / name).read_bytes() for name in LESSONS}
     again = installed.run("-m", "labkit", "lessons", str(folders["student"]))
     assert again.returncode == 0 and f"left your {len(LESSONS)} lesson(s) there" in again.stdout
@@ -209,12 +253,17 @@ def test_lessons_never_overwrites_a_learners_file(installed, lessons):
 
 
 @pytest.mark.parametrize("name", LESSONS)
-def test_each_lesson_runs_from_the_learners_folder_with_only_the_wheel(lessons, name):
-    _, _, executed = lessons
-    reference = [cell for cell in executed["reference", name].cells if cell.cell_type == "code"]
-    assert not [errors_of(cell) for cell in reference if errors_of(cell)]
-    assert all(cell.get("execution_count") for cell in reference if cell.source.strip())
-    student = [cell for cell in executed["student", name].cells if cell.cell_type == "code"]
+def test_each_reference_lesson_runs_from_the_wheel_and_shows_its_saved_outputs(lessons, name):
+    compared = lessons.compared[name]
+    assert compared["failed"] == [], "\n".join(compared["failed"])
+    code = [c for c in nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+            if c.cell_type == "code"]
+    assert compared["passed"] == len(code), compared  # every cell ran and matched
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_each_student_lesson_runs_from_the_wheel_up_to_its_first_exercise(lessons, name):
+    student = [cell for cell in lessons.student[name].cells if cell.cell_type == "code"]
     answer = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
     assert all(cell.get("execution_count") and not errors_of(cell)
                for cell in student[:answer] if cell.source.strip())

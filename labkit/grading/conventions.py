@@ -181,7 +181,7 @@ c.CourseDirectory.course_id = "agent-loop"
 c.Execute.timeout = {cell_timeout}
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = False
-c.ExecuteKillingHangs.interrupt_grace = 5
+c.ExecuteKillingHangs.interrupt_grace = {interrupt_grace}
 
 # Each graded test cell is graded again outside the kernel, from the answer cell's source
 # (the learner's code can patch anything inside the kernel); that verdict is the score.
@@ -200,7 +200,7 @@ c.Autograde.autograde_preprocessors = [
 
 
 def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR, *, cell_timeout: int = CELL_TIMEOUT,
-                   answer_timeout: int = ANSWER_TIMEOUT) -> list:
+                   answer_timeout: int = ANSWER_TIMEOUT, interrupt_grace: int = 5) -> list:
     """Make ``root`` an nbgrader course: ``source/<lesson>/<lesson>.ipynb``, one per notebook.
 
     Each lesson is its own assignment, so a workshop can release and grade them one
@@ -215,6 +215,6 @@ def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR, *, cell_timeout: int = CEL
         names.append(notebook.stem)
     config = root / "nbgrader_config.py"
     if not config.exists():
-        config.write_text(CONFIG.format(cell_timeout=cell_timeout, answer_timeout=answer_timeout),
-                          encoding="utf-8")
+        config.write_text(CONFIG.format(cell_timeout=cell_timeout, answer_timeout=answer_timeout,
+                                        interrupt_grace=interrupt_grace), encoding="utf-8")
     return names
