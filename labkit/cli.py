@@ -16,6 +16,7 @@ from .models.ollama_model import OllamaError, OllamaModel
 from .models.replay import ReplayModel
 from .models.server import serve_recording
 from .recording.attempt import run_attempt
+from .recording.setup import replay_harness
 from .recording.format import (RecordingError, compact_event, load_recording, save_recording,
                                timestamp)
 from .settings import DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODEL, MY_RECORDINGS
@@ -80,7 +81,7 @@ def replay_command(args) -> int:
     model = ReplayModel(recording, strict=not args.loose, speed=args.speed)
     replayed, events = run_attempt(model, provenance=recording["provenance"],
                                    task=recording["task"], max_turns=max_turns,
-                                   on_event=print_progress)
+                                   on_event=print_progress, **replay_harness(recording))
     print_test_file_line(replayed)
     problem = replay_difference(recording, replayed, events, compare_outcome=max_turns == recording["max_turns"])
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")
@@ -248,6 +249,8 @@ def event_line(event: dict) -> str | None:
     kind = event["type"]
     if kind == "tool_start":
         return f"  turn {event['turn']}: {event['name']} {short(event['arguments'])}"
+    if kind == "permission":
+        return f"          gate: {event['verdict']}, so {event['decision']} (by {event['by']})"
     if kind == "tool_result":
         return f"          -> {short(event['result'])}"
     if kind == "stopped":
