@@ -259,26 +259,31 @@ def assemble_content(chunks):
 '''
 
 
-def _check_linear(answer: Answer) -> None:
-    """Fail when the answer's time grows much faster than the reference's as the stream grows."""
-    small, large = TIMING["sizes"]
+def _check_linear(answer: Answer, *, reference: tuple = (_LINEAR_REFERENCE, "assemble_content"),
+                  timing: dict = TIMING, inputs: str = "streams", one: str = "stream",
+                  unit: str = "fragments",
+                  hint: str = "collect the fragments in a list and join them once: adding each "
+                              "one to a string kept in a dict (or rebuilt with +) copies the "
+                              "whole text every time"):
+    """Fail when the answer's time grows much faster than the reference's as the input
+    (``timing``'s sizes) grows. Returns what the answer's timing run gave back."""
+    small, large = timing["sizes"]
     try:
-        mine = run_answer(answer.source, answer.name, [], timing=TIMING)
+        mine = run_answer(answer.source, answer.name, [], timing=timing)
     except AnswerError as exc:
-        fail(f"{answer.name} on long streams: {exc}",
-             hint="collect the fragments in a list and join them once at the end")
-    reference = run_answer(_LINEAR_REFERENCE, "assemble_content", [], timing=TIMING)
-    growth, expected = mine[1] / max(mine[0], 1e-9), reference[1] / max(reference[0], 1e-9)
+        fail(f"{answer.name} on long {inputs}: {exc}", hint=hint)
+    theirs = run_answer(*reference, [], timing=timing)
+    mine_s, theirs_s = (m["seconds"] if isinstance(m, dict) else m for m in (mine, theirs))
+    growth, expected = mine_s[1] / max(mine_s[0], 1e-9), theirs_s[1] / max(theirs_s[0], 1e-9)
     expected = max(expected, large / small)  # noise can only make the reference look better
-    heading = (f"{answer.name}: streams of {small:,} and {large:,} fragments "
+    heading = (f"{answer.name}: {inputs} of {small:,} and {large:,} {unit} "
                f"({large // small}x longer)")
     if growth > MAX_GROWTH * expected:
-        fail(f"{heading}: your function took {growth:.0f}x as long on the longer stream, "
-             f"a linear one {expected:.0f}x: your work grows faster than the text",
-             hint="collect the fragments in a list and join them once: adding each one to a "
-                  "string kept in a dict (or rebuilt with +) copies the whole text every time")
-    print(f"Linear: on a stream {large // small}x longer your time grew about as much as a "
+        fail(f"{heading}: your function took {growth:.0f}x as long on the longer {one}, "
+             f"a linear one {expected:.0f}x: your work grows faster than the text", hint=hint)
+    print(f"Linear: on a {one} {large // small}x longer your time grew about as much as a "
           "linear reference's.")  # no figures: they differ from run to run
+    return mine
 
 
 def _assembled_problem(got, case, outcome) -> str | None:
@@ -705,3 +710,11 @@ def _recorded_chunks(name: str, turn: int) -> list:
     """The chunks of one recorded turn, read as plain JSON (no labkit code in between)."""
     recording = json.loads((RECORDINGS_DIR / f"{name}.json").read_text("utf-8"))
     return [entry["chunk"] for entry in recording["turns"][turn - 1]["chunks"]]
+
+
+# --- Lessons 07 and 08 keep their checks in modules of their own --------------------------
+
+from .budget_checks import check_compaction, check_head_and_tail  # noqa: E402
+from .permission_checks import check_gate_stops, check_policy  # noqa: E402
+
+__all__ += ["check_policy", "check_gate_stops", "check_head_and_tail", "check_compaction"]

@@ -53,13 +53,14 @@ class Case:
 
 
 def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
-              observe=None, conversation: bool = False) -> None:
+              observe=None, conversation: bool = False, brief=None) -> None:
     """Run the answer on every case in a fresh process; print a success line, or explain the
     first miss and raise.
 
     ``problem(got, case, outcome)`` returns a sentence naming the mistake, or None.
     ``error_hints`` maps names of exception types the learner's code may raise to advice.
     ``observe(got, outcome)`` picks what to show as "got" (default: the return value).
+    ``brief(value)``, if given, shows both "got" and "expected" in short (long values).
     """
     try:
         outcomes = run_answer(answer.source, answer.name, [case.arguments for case in cases],
@@ -80,7 +81,10 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
         mistake = problem(outcome.returned, case, outcome)
         if mistake:
             shown = observe(outcome.returned, outcome) if observe else outcome.returned
-            report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
+            expected = case.expected
+            if brief:
+                shown, expected = brief(shown), brief(expected)
+            report(heading, tried=tried, got=shown, expected=expected, mistake=mistake,
                    hint=case.hint)
             fail(f"{heading}: {mistake}", printed=True)
     fixed = [case.label for case in cases if not case.label.startswith("drawn case")]

@@ -83,8 +83,11 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
     in the first (as in the loop). ``timing``: ``{"sizes": [...], "repeats": n}`` times
     the answer on streams of that many text fragments instead and returns, per size, the
     least CPU time (seconds) of the process over the repeats: the load of other processes
-    on the machine does not count.
-    Returns one :class:`Outcome` per call (or the timing dict).
+    on the machine does not count. With ``"text": limit`` in it, the answer is timed on
+    texts of those sizes and that limit instead (``head_and_tail(text, limit)``), called
+    again and again until 5 ms have passed, and ``{"seconds": [...], "outputs": [...]}``
+    comes back: the time per call and what the last call returned, per size.
+    Returns one :class:`Outcome` per call (or the timing).
     """
     timeout = TIMEOUT if timeout is None else timeout
     request = {"source": PRELUDE + source, "name": name, "calls": calls,
@@ -256,6 +259,26 @@ if not callable(function):
                      f"{request['name']!r}: keep the `def {request['name']}(...)` line"})
 
 timing = request.get("timing")
+if timing and "text" in timing:
+    limit, best, outputs = timing["text"], {n: math.inf for n in timing["sizes"]}, {}
+    for _ in range(timing["repeats"]):
+        for n in timing["sizes"]:
+            text = ("0123456789abcdefghi\n" * (n // 20 + 1))[:n]
+            gc.collect()
+            gc.disable()
+            calls, start = 0, clock()
+            try:
+                while calls == 0 or clock() - start < 0.005:
+                    got = function(text, limit)
+                    calls += 1
+            except Exception as exc:
+                finish({"error": f"your function raised {type(exc).__name__} on a text of "
+                                 f"{n:,} characters"})
+            best[n] = min(best[n], (clock() - start) / calls)
+            gc.enable()
+            outputs[n] = encode(got)
+    finish({"timing": {"seconds": [best[n] for n in timing["sizes"]],
+                       "outputs": [outputs[n] for n in timing["sizes"]]}})
 if timing:
     best = {n: math.inf for n in timing["sizes"]}
     for _ in range(timing["repeats"]):
