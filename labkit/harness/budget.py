@@ -162,7 +162,7 @@ def order_problems(messages) -> list:
 
     It must open with the system prompt and the user's task; each tool message must
     follow the assistant message that called it (or that message's other results), and
-    no assistant message may get more results than it made calls. A result that carries
+    each assistant message gets exactly one result per call it made. A result that carries
     a ``tool_call_id`` must name one of its turn's calls; one that does not (Ollama's)
     answers the calls in order, so its ``tool_name`` must be that call's name.
     """
@@ -170,11 +170,18 @@ def order_problems(messages) -> list:
     roles = [message.get("role") for message in messages]
     if roles[:2] != ["system", "user"]:
         problems.append(f"the conversation must start with system and user, not {roles[:2]}")
-    calls, answered = None, 0
+    calls, answered, asked_at = None, 0, None
+
+    def unanswered():
+        if calls and answered < len(calls):
+            problems.append(f"message {asked_at}: {len(calls)} tool call(s) but only "
+                            f"{answered} result(s)")
+
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
-            calls, answered = list(message.get("tool_calls") or ()), 0
+            unanswered()
+            calls, answered, asked_at = list(message.get("tool_calls") or ()), 0, index
         elif role == "tool":
             if calls is None or answered >= len(calls):
                 problems.append(f"message {index}: a tool result with no call left to answer")
@@ -190,7 +197,9 @@ def order_problems(messages) -> list:
                                 f"{answered + 1} of its turn was {wanted!r}")
             answered += 1
         else:
+            unanswered()
             calls = None
+    unanswered()
     return problems
 
 

@@ -136,7 +136,7 @@ def event_line(event: dict) -> str | None:
     return None
 
 
-async def in_worker(function, *args):
-    """Run ``function(*args)`` in a worker thread while the cell awaits it, so the kernel
-    can deliver clicks meanwhile; in a notebook: ``result = await in_worker(f, x)``."""
-    return await asyncio.to_thread(function, *args)
+async def in_worker(function, *args, **kwargs):
+    """Run ``function(*args, **kwargs)`` in a worker thread while the cell awaits it, so the
+    kernel can deliver clicks meanwhile; in a notebook: ``result = await in_worker(f, x)``."""
+    return await asyncio.to_thread(function, *args, **kwargs)

@@ -56,6 +56,8 @@ LESSONS = [
     Lesson("03_tool_results", conversation=("repair.json", 8)),
     Lesson("04_repair_and_verify", conversation=("repair.json", 8)),
     Lesson("05_failure_cases", conversation=("bounded.json", 1)),
+    Lesson("07_permissions", conversation=("permissions.json", 8)),
+    Lesson("08_context_budget", conversation=("budget.json", 8)),
 ]
 
 

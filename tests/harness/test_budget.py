@@ -215,3 +215,9 @@ def test_ollama_results_carry_no_id_and_pair_with_the_calls_in_order():
     assert order_problems(start + [tests, read]) == [
         "message 3: a result of 'run_tests' where call 1 of its turn was 'read_file'",
         "message 4: a result of 'read_file' where call 2 of its turn was 'run_tests'"]
+
+
+def test_a_call_left_without_its_result_is_a_problem():
+    good = conversation("a", "b")
+    assert order_problems(good[:3] + good[4:]) == ["message 2: 1 tool call(s) but only 0 result(s)"]
+    assert order_problems(good[:-1]) == ["message 4: 1 tool call(s) but only 0 result(s)"]

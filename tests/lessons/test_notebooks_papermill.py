@@ -37,9 +37,17 @@ def execute(notebook, output, **parameters):
     return cells
 
 
+#: Lesson numbers that may be missing here because the lesson is being built on another
+#: branch (06_providers, issue 15); empty again once it is merged.
+BUILT_ELSEWHERE = {"06"}
+
+
 def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
     assert len(NOTEBOOKS) >= 5
-    assert [n.stem[:2] for n in NOTEBOOKS] == [f"{i:02d}" for i in range(1, len(NOTEBOOKS) + 1)]
+    numbers = [n.stem[:2] for n in NOTEBOOKS]
+    expected = [f"{i:02d}" for i in range(1, int(numbers[-1]) + 1)]
+    assert numbers == [n for n in expected if n in numbers]  # in order, each once
+    assert set(expected) - set(numbers) <= BUILT_ELSEWHERE
     readme = (PROJECT_DIR / "README.md").read_text()
     assert all(f"`{n.stem}`" in readme for n in NOTEBOOKS)
 
