@@ -201,8 +201,8 @@ def message_html(message: dict, *, new: bool = False, decision: dict | None = No
              f'font-weight:600">{_text(label)}</div>']
     if decision is not None:
         outcome = decision.get("decision", "deny")
-        verdict = (f"gate: {outcome} ({decision.get('verdict')} by the policy; "
-                   f"{'ran' if outcome == 'allow' else 'did not run'}, {who_decided(decision)})")
+        verdict = (f"gate: the policy says {decision.get('verdict')}; "
+                   f"{'it ran' if outcome == 'allow' else 'it did not run'}, {who_decided(decision)}")
         parts.append(_tinted(f"labkit-gate labkit-gate-{outcome}", GATE_COLOURS.get(outcome, "127,127,127"),
                              "margin:4px 0;padding:2px 6px;font-size:12px", _text(verdict)))
     if role == "tool" and COMPACTED.match(str(message.get("content", ""))):

@@ -140,10 +140,10 @@ def test_each_tool_message_carries_the_gates_decision(permissions_events):
     html = conversation_step_html(story, len(story) - 1)
     badges = texts_with_class(html, "labkit-gate")
     assert len(badges) == 7 and len(texts_with_class(html, "labkit-gate-deny")) == 2
-    assert ("gate: deny (deny by the policy; did not run, by the policy's rule 'deny rm *')"
+    assert "gate: the policy says deny; it did not run, by the policy's rule 'deny rm *'" in badges
+    assert ("gate: the policy says ask; it did not run, by the recorded answer to the question"
             in badges)
-    assert "gate: deny (ask by the policy; did not run, by the recorded answer to the question)" \
-        in badges
+    assert "gate: the policy says ask; it ran, by the recorded answer to the question" in badges
     assert not texts_with_class(conversation_step_html(conversation_story(permissions_events), 0),
                                 "labkit-gate")
 
