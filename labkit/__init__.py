@@ -38,8 +38,8 @@ from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
 from .models import (OllamaError, OllamaModel, PlannedTurn, ReplayError, ReplayModel,
                      ScriptedChat, call, serve_recording)
-from .recording import (RecordingError, compact_event, load_recording, replay_harness,
-                        run_attempt, save_recording)
+from .recording import (RecordingError, compact_event, load_recording, recorded_answers,
+                        replay_harness, run_attempt, save_recording)
 from .settings import recording_path
 
 __all__ = [
@@ -54,8 +54,8 @@ __all__ = [
     # lessons 07 and 08
     "Answers", "ApprovalPanel", "BUDGET_TASK", "Budget", "BudgetTable", "Gate", "Policy",
     "SHELL_TASK", "ShellTools", "allow", "ask", "check_command", "commands_in", "compact",
-    "deny", "head_and_tail", "in_worker", "measure", "order_problems", "replay_harness",
-    "request_sizes", "run_command",
+    "deny", "head_and_tail", "in_worker", "measure", "order_problems", "recorded_answers",
+    "replay_harness", "request_sizes", "run_command",
 ]
 
 _WIDGETS = {"ChunkStepper": "widgets", "ConversationView": "widgets",

@@ -10,7 +10,8 @@ replay can set it up again.
 from .attempt import CapturingChat, run_attempt
 from .format import (RecordingError, check_recording, compact_event, load_recording,
                      save_recording, stop_of)
-from .setup import replay_harness
+from .setup import recorded_answers, replay_harness
 
 __all__ = ["CapturingChat", "RecordingError", "check_recording", "compact_event",
-           "load_recording", "replay_harness", "run_attempt", "save_recording", "stop_of"]
+           "load_recording", "recorded_answers", "replay_harness", "run_attempt",
+           "save_recording", "stop_of"]
