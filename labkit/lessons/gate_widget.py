@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import threading
 
 import ipywidgets as widgets
@@ -27,6 +26,7 @@ from ..harness.loop import agent_events
 from ..harness.prompt import SHELL_TASK
 from ..harness.sample import sample_copy
 from ..harness.shell import ShellTools
+from .trace import event_line
 
 #: A question left unanswered this long is denied, so a forgotten notebook does not hang.
 DEFAULT_WAIT = 600.0
@@ -102,7 +102,7 @@ class ApprovalPanel(widgets.VBox):
             try:
                 with sample_copy() as root:
                     for event in agent_events(chat, ShellTools(root), task, gate=gate):
-                        line = event_line(event)
+                        line = event_line(event, limit=600)
                         if line:
                             self.add(line)
             except Exception as exc:  # shown where the learner looks, not lost in a thread
@@ -118,22 +118,6 @@ class ApprovalPanel(widgets.VBox):
         bundle["text/html"] = ("<p><i>Approve / Deny panel: run the notebook in JupyterLab to "
                                "answer the gate's questions.</i></p>")
         return bundle
-
-
-def event_line(event: dict) -> str | None:
-    """One line for the panel's log, or None for the events it leaves out."""
-    kind = event["type"]
-    if kind == "tool_start":
-        return f"turn {event['turn']}: the model asks for {event['name']} {json.dumps(event['arguments'])}"
-    if kind == "permission":
-        return f"  gate: {event['verdict']}, so {event['decision']} (by {event['by']})"
-    if kind == "tool_result":
-        return "  result: " + json.dumps(event["result"], ensure_ascii=False)[:600]
-    if kind == "stopped":
-        final = event["messages"][-1]
-        said = f": {final['content']}" if final.get("role") == "assistant" else ""
-        return f"stopped: {event['reason']}{said}"
-    return None
 
 
 async def in_worker(function, *args, **kwargs):

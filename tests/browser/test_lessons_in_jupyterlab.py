@@ -248,9 +248,9 @@ def check_approval(panel, command: str, printed: str) -> None:
     approve, log = panel.locator(".labkit-approve"), panel.locator(".labkit-approval-log")
     expect(approve).to_be_enabled(timeout=30_000)
     expect(panel.locator("pre").first).to_contain_text(command)
-    expect(log).not_to_contain_text("result:")  # nothing ran before the click
+    expect(log).not_to_contain_text("->")  # nothing ran before the click
     approve.click()
     expect(log).to_contain_text(printed, timeout=30_000)
     expect(log).to_contain_text("gate: ask, so allow (by person)")
-    expect(log).to_contain_text("stopped: assistant_finished", timeout=30_000)
+    expect(log).to_contain_text("Stopped: assistant_finished", timeout=30_000)
     expect(approve).to_be_disabled()
