@@ -13,23 +13,33 @@
   and autograding.
 - ``labkit.settings``: the defaults and folders every entry point shares.
 
+Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
+``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
+(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``).
+
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
-``ConversationView``) load ipywidgets only when first used, so importing labkit
-needs no kernel.
+``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
+importing labkit needs no kernel.
 """
 
 from .harness import (EVENT_TYPES, MAX_TURNS, REPAIR_TASK, SOURCE_FILE, STOP_REASONS,
                       SYSTEM_PROMPT, TEST_FILE, Chat, Checks, RepoTools, Tools, Turn,
                       TurnAssembler, agent_events, assemble_turn, call_tool, file_sha256,
                       run_checks, sample_copy, tool_message)
+from .harness.budget import (Budget, compact, head_and_tail, measure, order_problems,
+                             request_sizes)
+from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, commands_in, deny
+from .harness.prompt import BUDGET_TASK, SHELL_TASK
+from .harness.shell import ShellTools, run_command
 from .lessons.failures import failure_cases, run_case
 from .lessons.lesson import (LessonError, LessonRun, lesson_model, run_lesson, time_spans,
                              time_totals)
+from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
 from .models import (OllamaError, OllamaModel, PlannedTurn, ReplayError, ReplayModel,
                      ScriptedChat, call, serve_recording)
-from .recording import (RecordingError, compact_event, load_recording, run_attempt,
-                        save_recording)
+from .recording import (RecordingError, compact_event, load_recording, recorded_answers,
+                        replay_harness, run_attempt, save_recording)
 from .settings import recording_path
 
 __all__ = [
@@ -41,14 +51,20 @@ __all__ = [
     "call_tool", "compact_event", "conversation_steps", "failure_cases", "lesson_model",
     "load_recording", "recording_path", "run_attempt", "run_case", "run_checks", "run_lesson",
     "sample_copy", "save_recording", "serve_recording", "tool_message",
+    # lessons 07 and 08
+    "Answers", "ApprovalPanel", "BUDGET_TASK", "Budget", "BudgetTable", "Gate", "Policy",
+    "SHELL_TASK", "ShellTools", "allow", "ask", "check_command", "commands_in", "compact",
+    "deny", "head_and_tail", "in_worker", "measure", "order_problems", "recorded_answers",
+    "replay_harness", "request_sizes", "run_command",
 ]
 
-_WIDGETS = ("ChunkStepper", "ConversationView")
+_WIDGETS = {"ChunkStepper": "widgets", "ConversationView": "widgets",
+            "ApprovalPanel": "gate_widget", "in_worker": "gate_widget"}
 
 
 def __getattr__(name):
     """Import the widgets (and ipywidgets) on first use only."""
     if name in _WIDGETS:
-        from .lessons import widgets
-        return getattr(widgets, name)
+        from importlib import import_module
+        return getattr(import_module(f".lessons.{_WIDGETS[name]}", __name__), name)
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

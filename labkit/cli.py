@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import signal
 import sys
@@ -16,11 +15,12 @@ from .models.ollama_model import OllamaError, OllamaModel
 from .models.replay import ReplayModel
 from .models.server import serve_recording
 from .recording.attempt import run_attempt
+from .lessons.trace import event_line
+from .recording.setup import replay_harness
 from .recording.format import (RecordingError, compact_event, load_recording, save_recording,
                                timestamp)
 from .settings import DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODEL, MY_RECORDINGS
 
-PREVIEW = 100  # characters of a tool result or message shown in a trace
 
 
 def main(argv=None) -> int:
@@ -80,7 +80,7 @@ def replay_command(args) -> int:
     model = ReplayModel(recording, strict=not args.loose, speed=args.speed)
     replayed, events = run_attempt(model, provenance=recording["provenance"],
                                    task=recording["task"], max_turns=max_turns,
-                                   on_event=print_progress)
+                                   on_event=print_progress, **replay_harness(recording))
     print_test_file_line(replayed)
     problem = replay_difference(recording, replayed, events, compare_outcome=max_turns == recording["max_turns"])
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")
@@ -232,33 +232,8 @@ def print_progress(event: dict) -> None:
         print(line)
 
 
-def short(value, limit: int = PREVIEW) -> str:
-    """One-line JSON (or text) of at most ``limit`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
-
-
 def checks_line(when: str, checks) -> str:
     return f"Tests {when}: {checks.summary} (exit code {checks.exit_code})"
-
-
-def event_line(event: dict) -> str | None:
-    """The trace line for one loop event, or None for events the trace leaves out."""
-    kind = event["type"]
-    if kind == "tool_start":
-        return f"  turn {event['turn']}: {event['name']} {short(event['arguments'])}"
-    if kind == "tool_result":
-        return f"          -> {short(event['result'])}"
-    if kind == "stopped":
-        final = next((m for m in reversed(event["messages"]) if m["role"] == "assistant"), None)
-        lines = []
-        if event["reason"] in ("assistant_finished", "empty_response") and final:
-            lines.append(f"  turn {event['turns']}: final message {short(final['content'])}")
-        lines.append(f"Stopped: {event['reason']} after {event['turns']} model turns and "
-                     f"{event['tool_calls']} tool calls ({event['detail']})")
-        return "\n".join(lines)
-    return None
 
 
 def _replay_options(command) -> None:

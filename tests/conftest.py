@@ -162,6 +162,28 @@ def repair_events(repair_recording):
                                  repair_recording["task"], max_turns=repair_recording["max_turns"]))
 
 
+def replayed_events(name):
+    """The full loop events of a strict replay of a course recording, on the harness it
+    was recorded with (tools, gate answered as recorded, budget)."""
+    from labkit import ReplayModel, load_recording, run_attempt
+    from labkit.recording import replay_harness
+    recording = load_recording(PROJECT_DIR / "recordings" / f"{name}.json")
+    _, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
+                            task=recording["task"], max_turns=recording["max_turns"],
+                            **replay_harness(recording))
+    return events
+
+
+@pytest.fixture(scope="session")
+def permissions_events():
+    return replayed_events("permissions")
+
+
+@pytest.fixture(scope="session")
+def budget_events():
+    return replayed_events("budget")
+
+
 def texts_with_class(html, css_class):
     """The text content of each element of ``html`` whose class list holds ``css_class``."""
     from html.parser import HTMLParser

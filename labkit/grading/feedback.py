@@ -56,13 +56,14 @@ class Case:
 
 
 def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
-              observe=None, conversation: bool = False) -> None:
+              observe=None, conversation: bool = False, brief=None) -> None:
     """Run the answer on every case in a fresh process; print a success line, or explain the
     first miss and raise.
 
     ``problem(got, case, outcome)`` returns a sentence naming the mistake, or None.
     ``error_hints`` maps names of exception types the learner's code may raise to advice.
     ``observe(got, outcome)`` picks what to show as "got" (default: the return value).
+    ``brief(value)``, if given, shows both "got" and "expected" in short (long values).
     """
     try:
         outcomes = run_answer(answer.source, answer.name, [case.arguments for case in cases],
@@ -94,7 +95,10 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
                        "(a later call changed it): keep no reference to a call's arguments")
         if mistake:
             shown = observe(outcome.returned, outcome) if observe else outcome.returned
-            report(heading, tried=tried, got=shown, expected=case.expected, mistake=mistake,
+            expected = case.expected
+            if brief:
+                shown, expected = brief(shown), brief(expected)
+            report(heading, tried=tried, got=shown, expected=expected, mistake=mistake,
                    hint=case.hint)
             fail(f"{heading}: {mistake}", printed=True)
     fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
@@ -103,20 +107,21 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
           + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
 
 
-def check_linear_time(answer: Answer, reference: str, inputs: dict, expected, *, what: str,
-                      unit: str, hint: str) -> None:
+def check_linear_time(answer: Answer, reference: tuple, inputs: dict, expected, *, what: str,
+                      unit: str, hint: str, min_seconds: float = 0.0) -> None:
     """Fail when the answer's time grows much faster than a linear reference's.
 
     ``inputs`` maps two sizes to lists of argument lists (distinct inputs of each size);
     ``expected(arguments)`` is what a right answer returns for one of them. Both the
-    answer and ``reference`` (the source of a linear function of the same name) run in
-    fresh processes whose CPU time is read from outside; each size's least time counts.
-    Only growth is compared, never absolute times, so a slow or busy machine passes a
-    right answer and fails a quadratic one alike.
+    answer and ``reference`` (``(source, name)`` of a linear function) run in fresh
+    processes whose CPU time is read from outside; each size's least time per call counts
+    (a call quicker than ``min_seconds`` is repeated). Only growth is compared, never
+    absolute times, so a slow or busy machine passes a right answer and fails a quadratic
+    one alike.
     """
     small, large = sorted(inputs)
     try:
-        mine = time_answer(answer.source, answer.name, inputs)
+        mine = time_answer(answer.source, answer.name, inputs, min_seconds=min_seconds)
     except AnswerError as exc:
         fail(f"{answer.name} on long {what}: {exc}", hint=hint)
     for size, calls in inputs.items():
@@ -124,7 +129,7 @@ def check_linear_time(answer: Answer, reference: str, inputs: dict, expected, *,
             if not same(got, expected(arguments)):
                 fail(f"{answer.name} on long {what} ({size:,} {unit}) did not return what a "
                      "right answer returns", hint=hint)
-    linear = time_answer(reference, answer.name, inputs)
+    linear = time_answer(*reference, inputs, min_seconds=min_seconds)
     growth = mine[large][0] / max(mine[small][0], 1e-6)
     expected_growth = max(linear[large][0] / max(linear[small][0], 1e-6), 1.0)
     heading = f"{answer.name}: {what} of {small:,} and {large:,} {unit} ({large // small}x longer)"

@@ -6,6 +6,8 @@ is paid for again on each request. These pure functions show where the character
 ``numbered_lines`` (read a slice of a file), ``head_and_tail`` (cut the middle of a long
 output, saying how much) and ``compact`` (replace old tool results with a short note).
 ``order_problems`` says whether a conversation is still one a model can be sent.
+``Budget`` is the small callable the loop's ``budget=`` hook takes: ``compact`` applied
+before each request, with a log of what it did.
 """
 
 from __future__ import annotations
@@ -68,11 +70,13 @@ def head_and_tail(text: str, limit: int) -> str:
 
 
 def measure(messages) -> dict:
-    """Characters per message kind: the text each role carries, tool calls included."""
-    sizes = {"system": 0, "user": 0, "assistant": 0, "tool_calls": 0, "tool": 0}
+    """Characters per message kind: the text each role carries, and the model's thinking
+    and tool calls (both are sent back with its messages)."""
+    sizes = {"system": 0, "user": 0, "assistant": 0, "thinking": 0, "tool_calls": 0, "tool": 0}
     for message in messages:
         role = message.get("role")
         sizes[role] = sizes.get(role, 0) + len(message.get("content") or "")
+        sizes["thinking"] += len(message.get("thinking") or "")
         for call in message.get("tool_calls") or ():
             sizes["tool_calls"] += len(json.dumps(call.get("function", call)))
     sizes["total"] = sum(sizes.values())
@@ -123,35 +127,79 @@ def compact(messages, budget: int, *, keep_last: int = 1) -> list:
     return compacted
 
 
+class Budget:
+    """The loop's ``budget=`` hook: before each request, once the conversation has more
+    than ``max_chars`` characters, replace old tool results with notes (``compact``),
+    keeping the results of the last ``keep_last`` turns whole.
+
+    ``log`` holds one row per request: its size before and after, and how many results
+    it replaced then. It counts the requests of one run: make one ``Budget`` per run.
+    """
+
+    def __init__(self, max_chars: int, *, keep_last: int = 1):
+        for name, value, least in (("max_chars", max_chars, 1), ("keep_last", keep_last, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an int of at least {least}, not {value!r}")
+        self.max_chars, self.keep_last = max_chars, keep_last
+        self.log = []
+
+    def __call__(self, messages) -> list:
+        messages = list(messages)
+        before = measure(messages)["total"]
+        kept = compact(messages, self.max_chars, keep_last=self.keep_last) \
+            if before > self.max_chars else messages
+        replaced = sum(old.get("content") != new.get("content") for old, new in zip(messages, kept))
+        self.log.append({"request": len(self.log) + 1, "before": before,
+                         "after": measure(kept)["total"], "replaced": replaced})
+        return kept
+
+    def __repr__(self):
+        return f"Budget({self.max_chars}, keep_last={self.keep_last})"
+
+
 def order_problems(messages) -> list:
     """What makes ``messages`` a conversation a model cannot be sent; empty if none.
 
     It must open with the system prompt and the user's task; each tool message must
-    follow the assistant message that called it (or that message's other results),
-    no assistant message may get more results than it made calls, and where calls and
-    results carry ids, each result's id must be one of its turn's calls.
+    follow the assistant message that called it (or that message's other results), and
+    each assistant message gets exactly one result per call it made. A result that carries
+    a ``tool_call_id`` must name one of its turn's calls; one that does not (Ollama's)
+    answers the calls in order, so its ``tool_name`` must be that call's name.
     """
     problems = []
     roles = [message.get("role") for message in messages]
     if roles[:2] != ["system", "user"]:
         problems.append(f"the conversation must start with system and user, not {roles[:2]}")
-    calls, answered = None, 0
+    calls, answered, asked_at = None, 0, None
+
+    def unanswered():
+        if calls and answered < len(calls):
+            problems.append(f"message {asked_at}: {len(calls)} tool call(s) but only "
+                            f"{answered} result(s)")
+
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
-            calls, answered = list(message.get("tool_calls") or ()), 0
+            unanswered()
+            calls, answered, asked_at = list(message.get("tool_calls") or ()), 0, index
         elif role == "tool":
             if calls is None or answered >= len(calls):
                 problems.append(f"message {index}: a tool result with no call left to answer")
                 continue
-            wanted = {call.get("id") for call in calls} - {None}
-            given = message.get("tool_call_id")
-            if wanted and given not in wanted:
+            given, name = message.get("tool_call_id"), message.get("tool_name")
+            wanted = calls[answered].get("function", {}).get("name")
+            ids = sorted(call["id"] for call in calls if call.get("id") is not None)
+            if given is not None and given not in ids:
                 problems.append(f"message {index}: tool_call_id {given!r} pairs with no call "
-                                f"of its turn ({sorted(wanted)})")
+                                f"of its turn ({ids})")
+            elif given is None and name is not None and name != wanted:
+                problems.append(f"message {index}: a result of {name!r} where call "
+                                f"{answered + 1} of its turn was {wanted!r}")
             answered += 1
         else:
+            unanswered()
             calls = None
+    unanswered()
     return problems
 
 

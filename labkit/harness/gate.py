@@ -436,6 +436,9 @@ class Answers:
     by = "answer"
 
     def __init__(self, given):
+        if isinstance(given, str) or not isinstance(given, (list, tuple, dict)):
+            raise TypeError(f"answers are a list such as ['allow', 'deny'] (used in order) or a "
+                            f"dict from command to answer, not {type(given).__name__} {given!r:.60}")
         values = list(given.values()) if isinstance(given, dict) else list(given)
         for answer in values:
             if answer not in ("allow", "deny"):

@@ -1,4 +1,5 @@
-"""The words the model is given: the system prompt and the course's repair task."""
+"""The words the model is given: the system prompt, the course's repair task, and the same
+task as lessons 07 (a shell behind a gate) and 08 (a context budget) give it."""
 
 SYSTEM_PROMPT = """\
 You are repairing a small Python repository through tools. You can only act by calling them.
@@ -16,4 +17,15 @@ Do not claim the tests pass unless run_tests returned exit_code 0."""
 REPAIR_TASK = (
     "python_sources() in path_rules.py should accept Windows-style names such as "
     "src\\api\\routes.py, but a test fails. Repair path_rules.py so that all the tests pass."
+)
+
+SHELL_TASK = REPAIR_TASK + (
+    " You also have run_command, which runs a program in the repository's folder: use it to "
+    "run the tests (python -m pytest -qq) and to try things out. A permission gate may "
+    "refuse a command; then you read why."
+)
+
+BUDGET_TASK = REPAIR_TASK + (
+    " Keep the conversation small: read only the lines you need (read_file takes offset "
+    "and limit). You also have run_command, which runs a program in the repository's folder."
 )

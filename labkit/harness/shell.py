@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from .tools import TEST_TIMEOUT, RepoTools
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
 MAX_TIMEOUT = 60.0      # the most a model may ask for
 MAX_OUTPUT = 4_000      # bytes of each stream the model sees: the first and last 2,000
+PYTHON_NAMES = ("python", "python3")  # run as the harness's own interpreter (see _program)
 
 SCHEMA = {
     "type": "function",
@@ -39,7 +41,8 @@ SCHEMA = {
             "stderr. Give the program and each argument as separate items, for example "
             "[\"python\", \"-m\", \"pytest\", \"-q\"]. There is no shell: pipes, ';', '&&', "
             "redirections, '*' and variables are passed as plain text, and 'cd' does not "
-            "exist. Each call starts afresh in the repository's folder. Long output is cut "
+            "exist. Each call starts afresh in the repository's folder. 'python' is the "
+            "Python this repository is tested with (pytest is installed). Long output is cut "
             "in the middle. A person may refuse a command; then you get an error instead."
         ),
         "parameters": {
@@ -136,7 +139,12 @@ class ShellTools:
 
 def _program(name: str, root: Path, env: dict) -> str:
     """The program file ``name`` stands for, found as the child would find it (the reaper
-    starts it, so a missing program must be caught here, with advice for the model)."""
+    starts it, so a missing program must be caught here, with advice for the model).
+
+    ``python`` is the interpreter running the harness, whatever ``PATH`` holds: the one
+    with pytest installed, so the same command gives the same output everywhere."""
+    if name in PYTHON_NAMES:
+        return sys.executable
     found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else (
         str(root / name) if os.access(root / name, os.X_OK) and (root / name).is_file() else None)
     if found is None:

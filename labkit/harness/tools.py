@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from .atomic import write_atomically
+from .budget import MAX_LINES, READ_RANGE_PROPERTIES, numbered_lines
 from .pytest_run import run_pytest
 from .sample import SOURCE_FILE, TEST_FILE
 
@@ -31,13 +32,17 @@ SCHEMAS = [
             "name": "read_file",
             "description": (
                 "Read one file of the repository and return its text. Only two paths are "
-                f"allowed: '{SOURCE_FILE}' and '{TEST_FILE}'. Read a file before you edit it."
+                f"allowed: '{SOURCE_FILE}' and '{TEST_FILE}'. Read a file before you edit it. "
+                "To read only part of a file, give 'offset' (the first line, from 1) and "
+                "'limit' (how many lines): you get those lines, each with its number, and "
+                "the file's total number of lines."
             ),
             "parameters": {
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "enum": list(READABLE),
                              "description": "The file to read, relative to the repository root."},
+                    **READ_RANGE_PROPERTIES,
                 },
                 "required": ["path"],
                 "additionalProperties": False,
@@ -101,12 +106,16 @@ class RepoTools:
         _check_arguments(name, arguments)
         return handler(**arguments)
 
-    def read_file(self, path):
+    def read_file(self, path, offset=None, limit=None):
+        """The whole file; or, given ``offset`` or ``limit``, those lines with their numbers."""
         data, info = self._read(path, allowed=READABLE)
         text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
         if info.st_size > MAX_FILE_BYTES:
             text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {info.st_size} bytes]"
-        return {"path": path, "content": text}
+        if offset is None and limit is None:
+            return {"path": path, "content": text}
+        return numbered_lines(path, text, offset=1 if offset is None else offset,
+                              limit=MAX_LINES if limit is None else limit)
 
     def replace_text(self, old, new):
         if not old:
@@ -198,5 +207,6 @@ def _check_arguments(name: str, arguments: dict) -> None:
         raise TypeError(f"{name} takes {sorted(expected) or 'no arguments'}: "
                         + "; ".join(p for p in problems if p))
     for key, value in arguments.items():
-        if not isinstance(value, str):
+        # strings are checked here; numbers where they are used (numbered_lines)
+        if parameters["properties"][key]["type"] == "string" and not isinstance(value, str):
             raise TypeError(f"{name}: {_shown(key)} must be a string, not {type(value).__name__}")

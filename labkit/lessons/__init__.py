@@ -4,6 +4,7 @@
   one recorded run of it, with where its time went;
 - ``failures.py``: the runs of lesson 05 that do not end in a clean repair;
 - ``steps.py`` and ``render.py``: pure functions that turn a recorded turn or a run's
-  events into steps and HTML; ``widgets.py`` and ``gate_widget.py``: the ipywidgets
-  over them (loaded only when used).
+  events into steps and HTML (the budget table of lesson 08 too); ``widgets.py`` and
+  ``gate_widget.py``: the ipywidgets over them (loaded only when used), the second being
+  the Approve / Deny panel of lesson 07; ``trace.py``: a run's events as lines of text.
 """

@@ -100,15 +100,18 @@ def time_totals(spans) -> dict:
     return result
 
 
-def run_lesson(chat, *, max_turns: int = MAX_TURNS, task: str = REPAIR_TASK) -> LessonRun:
+def run_lesson(chat, *, max_turns: int = MAX_TURNS, task: str = REPAIR_TASK,
+               tools: str = "repo", gate=None, budget=None) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
-    A run that ends in ``model_error`` (the server failed, or a replay did not match)
-    raises :class:`LessonError` with the stop's detail: the cells after it study a
-    run, and there is none to study.
+    ``tools``, ``gate`` and ``budget`` set up the harness as ``run_attempt`` does
+    (lesson 07 offers the shell behind a gate, lesson 08 a budget). A run that ends in
+    ``model_error`` (the server failed, or a replay did not match) raises
+    :class:`LessonError` with the stop's detail: the cells after it study a run, and
+    there is none to study.
     """
     recording, events = run_attempt(chat, provenance=_provenance(chat), task=task,
-                                    max_turns=max_turns)
+                                    max_turns=max_turns, tools=tools, gate=gate, budget=budget)
     stop = events[-1]
     if stop["reason"] == "model_error":
         raise LessonError(f"the run stopped after {stop['turns']} model requests: "

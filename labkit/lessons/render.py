@@ -19,7 +19,8 @@ import json
 from functools import partial
 from html import escape
 
-from .steps import TAIL, ChunkStep, ConversationStep, TurnSteps, tool_result
+from ..harness.budget import COMPACTED
+from .steps import TAIL, ChunkStep, ConversationStep, TurnSteps, tool_result, who_decided
 
 WIRE_LIMIT = 2000   # characters of one wire line shown
 FOLD_LINES = 8      # lines of a long message shown before "show the rest"
@@ -28,6 +29,11 @@ FOLD_CHARS = 800    # characters of a long message shown before "show the rest"
 ROLE_COLOURS = {"system": "107,114,128", "user": "37,99,235", "assistant": "22,163,74",
                 "tool": "217,119,6", "other": "127,127,127"}
 DISPATCH_COLOURS = {"may": "22,163,74", "wait": "217,119,6", "refused": "220,38,38"}
+GATE_COLOURS = {"allow": "22,163,74", "deny": "220,38,38"}
+#: What the budget table calls each kind of text, and its colour.
+KIND_COLOURS = {"system": ROLE_COLOURS["system"], "user": ROLE_COLOURS["user"],
+                "assistant": ROLE_COLOURS["assistant"], "thinking": "147,51,234",
+                "tool_calls": "13,148,136", "tool": ROLE_COLOURS["tool"]}
 
 CODE = "white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px;margin:2px 0"
 LOOK = {
@@ -160,7 +166,8 @@ def conversation_step_html(story: list, index: int) -> str:
     caption = (f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
                f'{_div("labkit-note", "note", step.note)}</div>')
     newest = len(step.messages) - 1 if index else None
-    return _body([caption, *(message_html(message, new=number == newest)
+    return _body([caption, *(message_html(message, new=number == newest,
+                                          decision=step.gate.get(number))
                              for number, message in enumerate(step.messages))])
 
 
@@ -182,8 +189,9 @@ def conversation_summary(story: list) -> str:
             f"{story[-1].note}")
 
 
-def message_html(message: dict, *, new: bool = False) -> str:
-    """One message of the conversation: a role label, then its fields, long text folded."""
+def message_html(message: dict, *, new: bool = False, decision: dict | None = None) -> str:
+    """One message of the conversation: a role label, then its fields, long text folded.
+    ``decision``: the permission gate's event for the call a tool message answers."""
     role = str(message.get("role", ""))
     css_role = role if role in ROLE_COLOURS else "other"
     rgb = ROLE_COLOURS[css_role]
@@ -191,6 +199,14 @@ def message_html(message: dict, *, new: bool = False) -> str:
     parts = [f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
              f'border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;'
              f'font-weight:600">{_text(label)}</div>']
+    if decision is not None:
+        outcome = decision.get("decision", "deny")
+        verdict = (f"gate: the policy says {decision.get('verdict')}; "
+                   f"{'it ran' if outcome == 'allow' else 'it did not run'}, {who_decided(decision)}")
+        parts.append(_tinted(f"labkit-gate labkit-gate-{outcome}", GATE_COLOURS.get(outcome, "127,127,127"),
+                             "margin:4px 0;padding:2px 6px;font-size:12px", _text(verdict)))
+    if role == "tool" and COMPACTED.match(str(message.get("content", ""))):
+        parts.append(_div("labkit-compacted", "note", "compacted by the budget"))
     if message.get("thinking"):
         parts += [_div("labkit-field", "field", "thinking"),
                   _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking")]
@@ -229,3 +245,63 @@ def _fold(text: str, css_class: str, look: str = "code") -> str:
 
 def _pretty(value) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+# --- The budget of each request ----------------------------------------------------------
+
+def budget_html(rows: list, limit: int | None = None) -> str:
+    """A table of requests (``request_sizes`` rows, or ``Budget.log`` rows with ``before``
+    and ``after``): a bar per request, split by kind of text, to one scale; ``limit``
+    draws the budget as a line across the bars."""
+    kinds = [kind for kind in KIND_COLOURS if any(row.get(kind) for row in rows)]
+    widest = max([row["total"] for row in rows] + [limit or 0, 1])
+    scale = 100 / widest
+    legend = " ".join(f'<span style="white-space:nowrap"><span style="display:inline-block;'
+                      f'width:10px;height:10px;background:rgb({KIND_COLOURS[kind]})"></span> '
+                      f'{_text(kind)}</span>' for kind in kinds)
+    lines = [f'<div class="labkit-budget-legend" style="margin:4px 0">{legend}</div>',
+             '<table class="labkit-budget" style="border-collapse:collapse;width:100%">',
+             '<tr><th style="text-align:left">request</th><th style="text-align:left;width:60%">'
+             'characters by kind</th><th style="text-align:right">characters</th>'
+             '<th style="text-align:right">prompt tokens</th></tr>']
+    for row in rows:
+        bar = "".join(f'<div title="{kind}: {row[kind]:,}" style="width:{row[kind] * scale:.2f}%;'
+                      f'background:rgb({KIND_COLOURS[kind]})"></div>' for kind in kinds if row.get(kind))
+        line = (f'<div style="position:absolute;left:{limit * scale:.2f}%;top:-2px;bottom:-2px;'
+                f'border-left:2px dashed rgb(220,38,38)"></div>' if limit else "")
+        tokens = row.get("prompt_tokens")
+        over = " labkit-over" if limit and row["total"] > limit else ""
+        lines.append(
+            f'<tr class="labkit-budget-row{over}"><td>{row["request"]}</td>'
+            f'<td><div style="position:relative;display:flex;height:14px">{bar}{line}</div></td>'
+            f'<td style="text-align:right">{row["total"]:,}</td>'
+            f'<td style="text-align:right">{"-" if tokens is None else f"{tokens:,}"}</td></tr>')
+    lines.append("</table>")
+    if limit:
+        lines.append(_div("labkit-note", "note", f"the dashed line: the budget, {limit:,} characters"))
+    return "\n".join(lines)
+
+
+def budget_text(rows: list, limit: int | None = None) -> str:
+    """The same table as text, one line per request."""
+    kinds = [kind for kind in KIND_COLOURS if any(row.get(kind) for row in rows)]
+    lines = ["request " + " ".join(f"{kind:>10}" for kind in kinds) + "      total  tokens"]
+    for row in rows:
+        tokens = row.get("prompt_tokens")
+        lines.append(f"{row['request']:>7} " + " ".join(f"{row.get(kind, 0):>10,}" for kind in kinds)
+                     + f" {row['total']:>10,}  {'-' if tokens is None else f'{tokens:,}':>6}"
+                     + ("  over budget" if limit and row["total"] > limit else ""))
+    return "\n".join(lines)
+
+
+class BudgetTable:
+    """What each request carried, shown as a table of bars in a notebook (text elsewhere)."""
+
+    def __init__(self, rows: list, limit: int | None = None):
+        self.rows, self.limit = list(rows), limit
+
+    def _repr_html_(self) -> str:
+        return budget_html(self.rows, self.limit)
+
+    def __repr__(self) -> str:
+        return budget_text(self.rows, self.limit)

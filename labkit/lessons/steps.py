@@ -5,7 +5,8 @@ single pass and keeps a prefix index (how many fragments and characters, how man
 tool calls after each chunk; where ``done`` and the first problem arrived), so
 showing step k costs only what is shown, however long the stream.
 ``conversation_story`` turns a run's message snapshots into a list that grows one
-message at a time, each step saying what was appended and by whom.
+message at a time, each step saying what was appended and by whom (and, in a run with
+a permission gate or a budget, what the gate decided and what the budget replaced).
 
 Pure: no widgets, no clock, no I/O.
 """
@@ -13,8 +14,9 @@ Pure: no widgets, no clock, no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..harness.budget import measure
 from ..harness.turns import Turn, TurnAssembler
 
 TAIL = 2000  # characters of assembled text shown at once; earlier ones are counted, not shown
@@ -155,8 +157,10 @@ class ConversationStep:
     """The message list at one step, what was just appended, and whether it is sent as is."""
 
     messages: list
-    caption: str   # what was appended and by whom
+    caption: str   # what was appended (or changed) and by whom
     note: str      # the request it is, or what must still happen before the next one
+    #: the permission gate's decision on each tool message, by its index (runs with a gate)
+    gate: dict = field(default_factory=dict)
 
 
 def conversation_steps(events) -> list[list[dict]]:
@@ -170,6 +174,9 @@ def conversation_story(events) -> list[ConversationStep]:
     ``events`` are a run's full loop events (from ``agent_events`` or the ``events``
     of ``run_attempt``): the ``messages`` snapshots of ``model_start`` and
     ``stopped`` fix the list; between two snapshots the new messages come one by one.
+    A run with a budget may have replaced old tool results before a request: that is a
+    step of its own. A run with a gate has a ``permission`` event for each call: each
+    tool message's step says what the gate decided.
     """
     if isinstance(events, dict):
         raise ValueError("pass a run's list of events, not a recording: "
@@ -181,21 +188,59 @@ def conversation_story(events) -> list[ConversationStep]:
         raise ValueError("these events carry no message snapshots: pass the full events of a "
                          "run (from agent_events, or the events returned by run_attempt), not "
                          "a recording's saved 'events'")
-    final = snapshots[-1]["messages"]
-    sizes = [len(e["messages"]) for e in snapshots]
-    if sizes != sorted(sizes) or any(final[:n] != e["messages"] for n, e in zip(sizes, snapshots)):
+    decisions = iter(_decisions(events))
+    gate = {}
+    lists, captions, requests = [], [], {}  # requests: step index -> the turn it is sent for
+    previous = list(snapshots[0]["messages"])
+    lists.append(previous)
+    captions.append(_first_caption(previous))
+    for snapshot in snapshots[1:]:
+        current = list(snapshot["messages"])
+        _check_continues(previous, current)
+        for length in range(len(previous) + 1, len(current) + 1):
+            messages = previous + current[len(previous):length]
+            if messages[-1].get("role") == "tool":
+                gate[length - 1] = next(decisions, None)
+            lists.append(messages)
+            captions.append(_appended_caption(messages, gate.get(length - 1)))
+        if current[:len(previous)] != previous:
+            lists.append(current)
+            captions.append(_compacted_caption(lists[-2], current))
+        if snapshot["type"] == "model_start":
+            requests[len(lists) - 1] = snapshot["turn"]
+        previous = current
+    if snapshots[0]["type"] == "model_start":
+        requests.setdefault(0, snapshots[0]["turn"])
+    gate = {index: event for index, event in gate.items() if event is not None}
+    stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
+    return [ConversationStep(messages, caption, _note(index, lists, requests, stop), gate)
+            for index, (messages, caption) in enumerate(zip(lists, captions))]
+
+
+def _decisions(events) -> list:
+    """The gate's decision for each tool result, in the order results were appended
+    (None where the call had none: a run without a gate)."""
+    found, pending = [], None
+    for event in events:
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "tool_start":
+            pending = None
+        elif kind == "permission":
+            pending = event
+        elif kind == "tool_result":
+            found.append(pending)
+    return found
+
+
+def _check_continues(previous: list, current: list) -> None:
+    """A later snapshot keeps every earlier message in place, in the same role; only the
+    budget may have replaced a tool message's content."""
+    kept = current[:len(previous)]
+    if len(current) < len(previous) or any(
+            old != new and (old.get("role") != "tool" or new.get("role") != "tool")
+            for old, new in zip(previous, kept)):
         raise ValueError("the message snapshots do not grow by appending: pass the events "
                          "of one run")
-    requests = {len(e["messages"]): e["turn"] for e in snapshots if e["type"] == "model_start"}
-    stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
-
-    first = sizes[0]
-    story = []
-    for length in range(first, len(final) + 1):
-        messages = final[:length]
-        caption = _first_caption(messages) if length == first else _appended_caption(messages)
-        story.append(ConversationStep(messages, caption, _note(length, len(final), requests, stop)))
-    return story
 
 
 def _first_caption(messages: list) -> str:
@@ -204,7 +249,7 @@ def _first_caption(messages: list) -> str:
     return f"the harness built the first request: {len(messages)} messages"
 
 
-def _appended_caption(messages: list) -> str:
+def _appended_caption(messages: list, decision: dict | None = None) -> str:
     message = messages[-1]
     role = message.get("role")
     turn = sum(m.get("role") == "assistant" for m in messages)
@@ -216,11 +261,34 @@ def _appended_caption(messages: list) -> str:
             return f"the model's reply, turn {turn}: a final answer, no tool calls"
         return f"the model's reply, turn {turn}: no text and no tool calls"
     if role == "tool":
+        name = message.get("tool_name", "a tool")
+        if decision is not None and decision.get("decision") == "deny":
+            return (f"the gate denied {name} (turn {turn}, {who_decided(decision)}): the harness "
+                    "appended the refusal, which the model reads instead of a result")
         result = tool_result(message)
         failed = isinstance(result, dict) and "error" in result
-        return (f"the harness appended the result of {message.get('tool_name', 'a tool')} "
-                f"(turn {turn})" + (": an error the model can read" if failed else ""))
+        allowed = f", allowed {who_decided(decision)}" if decision is not None else ""
+        return (f"the harness appended the result of {name} (turn {turn}{allowed})"
+                + (": an error the model can read" if failed else ""))
     return f"a {role} message was appended"
+
+
+def who_decided(decision: dict) -> str:
+    """Who decided, in words: the policy (and its rule), a recorded answer, a person."""
+    by = decision.get("by")
+    if by == "policy":
+        return f"by the policy's rule '{decision['rule']}'" if decision.get("rule") else \
+            "by the policy"
+    return {"answer": "by the recorded answer to the question",
+            "person": "by the person asked",
+            "nobody": "as no one could answer"}.get(by, f"by {by}")
+
+
+def _compacted_caption(before: list, after: list) -> str:
+    replaced = sum(old != new for old, new in zip(before, after))
+    return (f"the budget replaced {replaced} old tool result{'' if replaced == 1 else 's'} with "
+            f"a short note: {measure(before)['total']:,} characters became "
+            f"{measure(after)['total']:,}; every message keeps its place")
 
 
 def tool_result(message: dict):
@@ -231,11 +299,13 @@ def tool_result(message: dict):
         return None
 
 
-def _note(length: int, final: int, requests: dict, stop) -> str:
+def _note(index: int, lists: list, requests: dict, stop) -> str:
     notes = []
-    if length in requests:
-        notes.append(f"the model receives exactly these {length} messages as its request "
-                     f"for turn {requests[length]}")
-    if length == final and stop is not None:
+    if index in requests:
+        notes.append(f"the model receives exactly these {len(lists[index])} messages as its "
+                     f"request for turn {requests[index]}")
+    elif index + 1 < len(lists) and len(lists[index + 1]) == len(lists[index]):
+        notes.append("not sent as it is: the budget shortens it before the next request")
+    if index == len(lists) - 1 and stop is not None:
         notes.append(f"the run stopped ({stop['reason']}): no further request is made")
     return "; ".join(notes) or "not sent yet: the harness appends more before the next request"

@@ -14,11 +14,15 @@ test checks that the committed files equal what it produces.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from ..harness.budget import Budget
+from ..harness.gate import Answers, Gate, Policy, allow, deny
+from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
 from ..recording.attempt import run_attempt
 from ..recording.format import save_recording
 from ..settings import RECORDINGS_DIR
@@ -86,13 +90,16 @@ class ScriptedChat:
 
     It keeps a virtual clock, advanced to each chunk's planned arrival time, so a
     recording of it holds the planned times rather than this machine's speed.
+    ``prompt_tokens(messages, tool_schemas)``, if given, writes each final chunk's
+    ``prompt_eval_count``; without it every request says 600.
     """
 
-    def __init__(self, turns):
+    def __init__(self, turns, *, prompt_tokens=None):
         starts = [1]
         for turn in turns:
             starts.append(starts[-1] + len(turn.tool_calls))
-        self.turns = [turn_chunks(turn, first_call=first) for turn, first in zip(turns, starts)]
+        self.planned = list(zip(turns, starts))
+        self.prompt_tokens = prompt_tokens
         self.now = 0.0
         self.requests = 0
 
@@ -104,9 +111,10 @@ class ScriptedChat:
 
     def wire(self, messages, tool_schemas):
         """Each chunk with the NDJSON line a server sends for it: ``(chunk, line)``."""
-        planned = self.turns[self.requests]
+        turn, first_call = self.planned[self.requests]
         self.requests += 1
-        return self._stream(planned)
+        tokens = 600 if self.prompt_tokens is None else self.prompt_tokens(messages, tool_schemas)
+        return self._stream(turn_chunks(turn, tokens, first_call=first_call))
 
     def _stream(self, planned):
         start = self.now
@@ -185,24 +193,138 @@ STALE_EDIT = [
                 "slashes. run_tests returned exit code 0: 4 passed."),
 ]
 
-#: name -> (planned turns, max_turns, what the recording shows)
+# --- Lesson 07: a shell behind a permission gate -----------------------------------------
+
+RUN_TESTS = call("run_command", command=["python", "-m", "pytest", "-qq"])
+#: The policy the permissions run was made with (lesson 07 writes the same one out).
+SHELL_POLICY = Policy(
+    [allow("python -m pytest *"), allow("git status"), allow("git diff *"),
+     deny("rm *"), deny("curl *"), deny("git push *")],
+    tools={"read_file": "allow", "replace_text": "allow", "run_tests": "allow"})
+
+PERMISSIONS = [
+    PlannedTurn(thinking="I start by running the tests to see what fails.",
+                tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="test_backslash_names_are_accepted_and_normalised fails: python_sources "
+                 "gives [] for src\\api\\routes.py. I read the module and try the function "
+                 "on that name myself.",
+        tool_calls=[call("read_file", path="path_rules.py"),
+                    call("run_command", command=[
+                        "python", "-c", "from path_rules import python_sources; "
+                        "print(python_sources(['src\\\\api\\\\routes.py']))"])]),
+    PlannedTurn(
+        thinking="It prints []: PurePosixPath keeps the backslashes inside one part, so the "
+                 "first part is not src. I replace backslashes with forward slashes first.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)]),
+    PlannedTurn(
+        thinking="Now I run the tests again and, in the same command, clean up whatever the "
+                 "run left in the folder.",
+        tool_calls=[call("run_command", command=["sh", "-c", "python -m pytest -qq; rm -rf ."])]),
+    PlannedTurn(
+        thinking="The gate refused that command because of rm -rf . so I run the tests alone. "
+                 "I also look at what lies next to the repository, in case another copy of "
+                 "path_rules.py is there.",
+        tool_calls=[RUN_TESTS, call("run_command", command=["ls", "-a", ".."])]),
+    PlannedTurn(
+        thinking="The tests pass: exit code 0. The listing was refused.",
+        content="I changed python_sources in path_rules.py so that backslashes become forward "
+                "slashes before a name is turned into a path. python -m pytest -qq then exited "
+                "with code 0. The permission gate refused my command that chained rm -rf . "
+                "after the tests, and the person asked refused the listing of the folder above "
+                "the repository, so I did not look there."),
+]
+
+# --- Lesson 08: the context budget ---------------------------------------------------------
+
+#: Tries python_sources on 300 names twice over (600 lines): an output far over run_command's cut.
+MANY_NAMES = ("from path_rules import python_sources\n"
+              "for n in range(300):\n"
+              "    for name in (f'src/m{n}.py', f'src\\\\m{n}.py'):\n"
+              "        print(name, '->', python_sources([name]))")
+
+BUDGETED = [
+    PlannedTurn(thinking="I run the tests first.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="The failure is at tests/test_path_rules.py line 14. The module is short, so I "
+                 "read it whole; of the tests I read only the failing one.",
+        tool_calls=[call("read_file", path="tests/test_path_rules.py", offset=13, limit=2),
+                    call("read_file", path="path_rules.py")]),
+    PlannedTurn(
+        thinking="To see which names fail, I try python_sources on many names, written with "
+                 "forward slashes and with backslashes.",
+        tool_calls=[call("run_command", command=["python", "-c", MANY_NAMES])]),
+    PlannedTurn(
+        thinking="Every name with backslashes gives []. I replace backslashes with forward "
+                 "slashes before the path is built.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)]),
+    PlannedTurn(thinking="Now the tests again.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="run_tests returned exit code 0.",
+        content="python_sources now replaces backslashes with forward slashes before it builds "
+                "each path, so src\\api\\routes.py is selected. The last run_tests returned "
+                "exit code 0: 4 passed."),
+]
+BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
+
+
+def estimated_tokens(messages, tool_schemas) -> int:
+    """A stand-in for a server's prompt token count: one token per four characters of the
+    request as JSON. Only scripted runs use it; a live recording holds the server's count."""
+    return len(json.dumps([messages, tool_schemas])) // 4
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scripted recording: the planned turns and the harness they run against."""
+
+    turns: list
+    description: str
+    max_turns: int = 8
+    task: str = REPAIR_TASK
+    tools: str = "repo"
+    policy: Policy | None = None
+    answers: tuple = ()  # the recorded answers to the gate's questions, in order
+    budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
+    estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
+
+
 SCENARIOS = {
-    "repair": (REPAIR, 8, "the five-turn repair: read both files, edit, run the tests, summarise"),
-    "bounded": (REPAIR, 1, "the same task with max_turns=1: one request, then the budget stops it"),
-    "false_claim": (FALSE_CLAIM, 8, "a final message claiming success without any edit"),
-    "stale_edit": (STALE_EDIT, 8, "a replace_text whose old text is stale, then recovery"),
+    "repair": Scenario(REPAIR, "the five-turn repair: read both files, edit, run the tests, "
+                               "summarise"),
+    "bounded": Scenario(REPAIR, "the same task with max_turns=1: one request, then the budget "
+                                "stops it", max_turns=1),
+    "false_claim": Scenario(FALSE_CLAIM, "a final message claiming success without any edit"),
+    "stale_edit": Scenario(STALE_EDIT, "a replace_text whose old text is stale, then recovery"),
+    "permissions": Scenario(
+        PERMISSIONS, "the repair with run_command behind a permission gate: commands allowed, "
+        "a chained rm -rf . denied by the policy, one question approved and one denied",
+        task=SHELL_TASK, tools="shell", policy=SHELL_POLICY, answers=("allow", "deny"),
+        estimate_tokens=True),
+    "budget": Scenario(
+        BUDGETED, f"the repair under a budget of {BUDGET_CHARS:,} characters: a selective "
+        "read, a long command output cut head and tail, old results compacted",
+        task=BUDGET_TASK, tools="shell", budget=BUDGET_CHARS, estimate_tokens=True),
 }
 
 
 def scripted_recording(name: str) -> dict:
     """Run the loop against a scenario on a fresh copy and return the recording."""
-    turns, max_turns, description = SCENARIOS[name]
-    chat = ScriptedChat(turns)
-    provenance = {"source": "scripted", "scenario": name, "description": description,
+    scenario = SCENARIOS[name]
+    chat = ScriptedChat(scenario.turns,
+                        prompt_tokens=estimated_tokens if scenario.estimate_tokens else None)
+    provenance = {"source": "scripted", "scenario": name, "description": scenario.description,
                   "script": "labkit.models.scripted (make recordings)",
                   "note": "written by a script, not by a model; it follows the shape of a "
                           "real Ollama stream"}
-    recording, _ = run_attempt(chat, provenance=provenance, max_turns=max_turns, clock=chat.clock)
+    if scenario.estimate_tokens:
+        provenance["prompt_tokens"] = ("estimated by the script (one token per four characters "
+                                       "of the request as JSON), not counted by a model server")
+    gate = Gate(scenario.policy, Answers(scenario.answers)) if scenario.policy else None
+    budget = Budget(scenario.budget) if scenario.budget else None
+    recording, _ = run_attempt(chat, provenance=provenance, task=scenario.task,
+                               max_turns=scenario.max_turns, clock=chat.clock,
+                               tools=scenario.tools, gate=gate, budget=budget)
     return recording
 
 
@@ -210,4 +332,3 @@ def main() -> None:
     for name in SCENARIOS:
         path = save_recording(scripted_recording(name), RECORDINGS_DIR / f"{name}.json")
         print(f"wrote {path}")
-

@@ -5,6 +5,8 @@
 each raw chunk with its arrival time; when the model can say how each chunk came
 over the wire (it has a ``wire`` method, as ``OllamaModel``, ``ReplayModel`` and
 ``ScriptedChat`` do), the NDJSON line is kept beside the chunk, exactly as sent.
+A run with more than the three repository tools, a permission gate or a budget keeps
+what it ran with under ``"harness"`` (``setup.py``), so a replay can do the same.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from ..harness.contracts import tool_names
 from ..harness.loop import MAX_TURNS, agent_events
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
-from ..harness.tools import RepoTools
 from .format import FORMAT, VERSION, compact_event
+from .setup import TOOLSETS, harness_setup
 
 
 def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: int = MAX_TURNS,
-                on_event=None, clock=time.monotonic) -> tuple[dict, list]:
+                on_event=None, clock=time.monotonic, tools: str = "repo", gate=None,
+                budget=None) -> tuple[dict, list]:
     """Run the loop once on a fresh copy of the sample.
 
     Returns ``(recording, events)``: the recording in the saved format, and the
@@ -29,7 +32,11 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
     called as each event happens, for progress displays. ``clock`` gives the time in
     seconds for the chunks' arrival offsets: a scripted model passes its own, so that
     its planned times, not this machine's speed, end up in the recording.
+    ``tools`` names the toolset offered (``"repo"`` or ``"shell"``); ``gate`` and
+    ``budget`` go to the loop as they are (``agent_events``).
     """
+    if tools not in TOOLSETS:
+        raise ValueError(f"tools is one of {sorted(TOOLSETS)}, not {tools!r}")
     capture = CapturingChat(chat, clock=clock)
     events = []
     tell = on_event or (lambda event: None)
@@ -37,7 +44,8 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
         test_file = root / TEST_FILE
         hash_before, checks_before = file_sha256(test_file), run_checks(root)
         tell({"type": "checks", "when": "before", "checks": checks_before})
-        for event in agent_events(capture, RepoTools(root), task, max_turns=max_turns):
+        for event in agent_events(capture, TOOLSETS[tools](root), task, max_turns=max_turns,
+                                  gate=gate, budget=budget):
             events.append(event)
             tell(event)
         checks_after = run_checks(root)
@@ -51,6 +59,7 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
         "max_turns": max_turns,
         "test_file_sha256": {"before": hash_before, "after": hash_after},
         "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
+        **({"harness": setup} if (setup := harness_setup(tools, gate, budget)) else {}),
         "turns": capture.turns,
         "events": [compact_event(event) for event in events],
     }

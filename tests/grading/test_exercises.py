@@ -18,7 +18,9 @@ STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()\n"  # what nbgrade
 ARGUMENTS = {"check_tool_message": "name, result", "check_assemble_content": "chunks",
              "check_may_dispatch": "chunks", "check_append_results": "messages, tool_calls, tools",
              "check_repair_verdict": "after, test_hash_before, test_hash_after",
-             "check_bounded_prediction": "", "check_stop_predictions": ""}
+             "check_bounded_prediction": "", "check_stop_predictions": "",
+             "check_policy": "command", "check_gate_stops": "",
+             "check_head_and_tail": "text, limit", "check_compaction": "messages, budget"}
 
 
 def answer(source, check):
@@ -130,8 +132,10 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
     from pathlib import Path
     studied = {"labkit.harness.turns", "labkit.harness.loop", "labkit.harness.tools",
                "labkit.recording", "labkit.recording.format", "labkit.recording.attempt",
-               "labkit.lessons.failures", "labkit", "labkit.harness"}
-    for module in ("checks", "feedback", "isolated"):
+               "labkit.lessons.failures", "labkit", "labkit.harness", "labkit.harness.gate",
+               "labkit.harness.budget", "labkit.harness.shell", "labkit.models.scripted",
+               "labkit.recording.setup"}
+    for module in ("checks", "feedback", "isolated", "permission_checks", "budget_checks"):
         tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
         imported = {resolve_name("." * node.level + (node.module or ""), "labkit.grading")
                     for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
@@ -220,3 +224,66 @@ def test_each_cheat_fails_where_the_grade_is_decided(what):
     passed, text = grade(check, source.replace("$name", ANSWER_NAMES[check]), ANSWER_NAMES[check])
     assert not passed, (what, text)
     assert "AssertionError" in text
+
+
+# --- Lessons 07 and 08: the references against the harness they must not use -------------
+
+def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command():
+    """Two implementations written apart: the lesson's rules as the check states them, and
+    labkit's gate with the policy the permissions run was recorded under."""
+    import random
+    from labkit.grading.permission_checks import (HIDDEN_POLICY_CASES, POLICY_CASES,
+                                                  drawn_command, team_verdict)
+    from labkit.harness.gate import check_command
+    from labkit.models.scripted import SHELL_POLICY
+    draw = random.Random(16)
+    commands = [command for _, command, _ in POLICY_CASES + HIDDEN_POLICY_CASES]
+    commands += [drawn_command(draw) for _ in range(5000)]
+    differ = [c for c in commands if team_verdict(c) != check_command(SHELL_POLICY, c).action]
+    assert differ == []
+    verdicts = {team_verdict(c) for c in commands}
+    assert verdicts == {"allow", "ask", "deny"}
+
+
+def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
+    from labkit.grading.permission_checks import RECORDED_CALLS, STOPPED_CALLS
+    from labkit import load_recording
+    events = load_recording("permissions.json")["events"]
+    decisions = [e for e in events if e["type"] == "permission"]
+    assert len(decisions) == len(RECORDED_CALLS)
+    stopped = [n for n, e in enumerate(decisions, start=1) if e["decision"] == "deny"]
+    assert stopped == STOPPED_CALLS
+    for (_, fate), event in zip(RECORDED_CALLS, decisions):
+        assert fate.startswith("ran" if event["decision"] == "allow" else "stopped")
+        assert ("person" in fate) == (event["verdict"] == "ask")
+
+
+def test_the_cut_reference_and_the_harness_cut_agree():
+    import random
+    from labkit.grading.budget_checks import (CUT_CASES, HIDDEN_CUT_CASES, _drawn_text,
+                                              cut_reference)
+    from labkit.harness.budget import head_and_tail
+    draw = random.Random(8)
+    cases = [(text, limit) for _, text, limit, _ in CUT_CASES + HIDDEN_CUT_CASES]
+    cases += [_drawn_text(draw) for _ in range(2000)]
+    assert all(cut_reference(text, limit) == head_and_tail(text, limit) for text, limit in cases)
+
+
+def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
+    from labkit.grading.budget_checks import NOTE, compaction_cases, compacted_reference, size
+    from labkit.harness.budget import order_problems
+    for label, messages, budget, _ in compaction_cases():
+        result = compacted_reference(messages, budget)
+        assert order_problems(result) == [], label
+        assert [m["role"] for m in result] == [m["role"] for m in messages]
+        newest = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        assert result[newest:] == messages[newest:], label
+        could = [i for i, m in enumerate(messages[:newest])
+                 if m["role"] == "tool" and len(m["content"]) > len(NOTE)]
+        done = [i for i, m in enumerate(result) if m != messages[i]]
+        assert done == could[:len(done)], label  # oldest first
+        assert size(result) <= budget or done == could, label
+        if done:  # one fewer would not have fitted
+            undo = [dict(m) for m in result]
+            undo[done[-1]] = messages[done[-1]]
+            assert size(undo) > budget, label

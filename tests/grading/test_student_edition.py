@@ -39,7 +39,8 @@ from labkit.grading.edition import generate_edition, nbgrader, update_student_ed
 LESSONS = tuple(sorted(path.stem for path in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")))
 #: Exercises per lesson, as the lessons are written (a test checks the notebooks agree).
 EXERCISES = {"01_one_file_read": 1, "02_streamed_turn": 2, "03_tool_results": 1,
-             "04_repair_and_verify": 1, "05_failure_cases": 2}
+             "04_repair_and_verify": 1, "05_failure_cases": 2, "07_permissions": 2,
+             "08_context_budget": 2}
 STUB = "raise NotImplementedError()"
 
 
@@ -68,12 +69,23 @@ LEARNERS = {
         "check_bounded_prediction": wrong("check_bounded_prediction", "True where an int is asked"),
         "check_stop_predictions": wrong("check_stop_predictions",
                                         "a str subclass that equals everything"),
+        "check_policy": wrong("check_policy", "substring matching on the joined text"),
+        "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
+        "check_head_and_tail": wrong("check_head_and_tail", "quadratic: matches the marker on "
+                                     "a slice at every position"),
+        "check_compaction": wrong("check_compaction", "removes old results instead of "
+                                  "replacing them"),
     },
     "wrong_b": {
         "check_repair_verdict": wrong("check_repair_verdict",
                                       "parses pytest's text instead of the exit code"),
         "check_bounded_prediction": wrong("check_bounded_prediction", "1.0 where an int is asked"),
         "check_stop_predictions": RIGHT["check_stop_predictions"],
+        "check_policy": wrong("check_policy", "ignores what a shell script chains"),
+        "check_gate_stops": RIGHT["check_gate_stops"],
+        "check_head_and_tail": wrong("check_head_and_tail", "cuts through an earlier marker"),
+        "check_compaction": wrong("check_compaction", "replaces the content in the caller's "
+                                  "messages"),
     },
     "cheater": {**{check: cheat(check) for check, _ in CHEATS.values()},
                 "check_may_dispatch": RIGHT["check_may_dispatch"]},
@@ -81,7 +93,8 @@ LEARNERS = {
     "a_kills": {"check_assemble_content": DIES, "check_may_dispatch": RIGHT["check_may_dispatch"]},
 }
 #: The cells each learner must pass; every other graded cell it submitted must score 0.
-PASSES = {"own_style": set(RIGHT), "wrong_a": set(), "wrong_b": {"check_stop_predictions"},
+PASSES = {"own_style": set(RIGHT), "wrong_a": set(),
+          "wrong_b": {"check_stop_predictions", "check_gate_stops"},
           "cheater": {"check_may_dispatch"}, "a_hangs": {"check_may_dispatch"},
           "a_kills": {"check_may_dispatch"}}
 #: Two course copies, autograded at the same time (one nbgrader run each, learners in order).

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from labkit.harness.budget import (COMPACTED_NOTE, compact, head_and_tail, measure, numbered_lines,
+from labkit.harness.budget import (COMPACTED_NOTE, Budget, compact, head_and_tail, measure, numbered_lines,
                            order_problems, request_sizes)
 
 
@@ -62,14 +62,15 @@ def test_measure_counts_characters_per_kind_tool_calls_included():
     messages = [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "task!"},
-        {"role": "assistant", "content": "",
+        {"role": "assistant", "content": "", "thinking": "hmm",
          "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}]},
         {"role": "tool", "tool_name": "read_file", "content": "0123456789"},
+        {"role": "assistant", "content": "done."},
     ]
     call = '{"name": "read_file", "arguments": {"path": "a.py"}}'
-    assert measure(messages) == {"system": 3, "user": 5, "assistant": 0,
+    assert measure(messages) == {"system": 3, "user": 5, "assistant": 5, "thinking": 3,
                                  "tool_calls": len(call), "tool": 10,
-                                 "total": 3 + 5 + len(call) + 10}
+                                 "total": 3 + 5 + 5 + 3 + len(call) + 10}
 
 
 def test_request_sizes_reads_prompt_tokens_where_the_final_chunk_has_them():
@@ -174,3 +175,49 @@ def test_an_earlier_marker_inside_the_kept_head_is_kept_as_it_was():
     text = "a" * 5 + OLD + "b" * 300  # 328 long: keep 35 a side, cut 258
     assert head_and_tail(text, 100) == ("a" * 5 + OLD + "b" * 7
                                         + "\n[labkit: 258 characters cut]\n" + "b" * 35)
+
+
+def test_the_budget_hook_compacts_only_once_the_budget_is_passed_and_logs_each_request():
+    budget = Budget(2500)
+    small = conversation("a" * 1000)
+    assert budget(small) == small  # within budget: the same messages
+    big = conversation("a" * 1000, "b" * 1000, "c" * 1000)
+    kept = budget(big)
+    assert kept == compact(big, 2500) and order_problems(kept) == []
+    assert kept[5]["content"] == "b" * 1000 and "compacted" in kept[3]["content"]
+    again = budget(kept)  # what the loop sends next time: nothing more to replace
+    assert again == kept
+    call = len(json.dumps({"name": "read_file", "arguments": {}}))  # each turn's tool call
+    note = len(json.dumps({"note": COMPACTED_NOTE.format(name="read_file", size=1000)}))
+    after = 5 + 3 * call + note + 2000
+    assert budget.log == [
+        {"request": 1, "before": 5 + call + 1000, "after": 5 + call + 1000, "replaced": 0},
+        {"request": 2, "before": 5 + 3 * call + 3000, "after": after, "replaced": 1},
+        {"request": 3, "before": after, "after": after, "replaced": 0}]
+    assert big[3]["content"] == "a" * 1000  # the loop's own list is left as it was
+
+
+@pytest.mark.parametrize("arguments", [(0,), (True,), ("9000",), (100, -1), (100, 1.0)])
+def test_a_budget_is_whole_numbers(arguments):
+    max_chars, *rest = arguments
+    with pytest.raises(ValueError, match="must be an int"):
+        Budget(max_chars, **({"keep_last": rest[0]} if rest else {}))
+
+
+def test_ollama_results_carry_no_id_and_pair_with_the_calls_in_order():
+    calls = [{"id": "call_a", "function": {"name": "read_file", "arguments": {}}},
+             {"id": "call_b", "function": {"name": "run_tests", "arguments": {}}}]
+    start = [{"role": "system", "content": "S"}, {"role": "user", "content": "T"},
+             {"role": "assistant", "content": "", "tool_calls": calls}]
+    read = {"role": "tool", "tool_name": "read_file", "content": "{}"}
+    tests = {"role": "tool", "tool_name": "run_tests", "content": "{}"}
+    assert order_problems(start + [read, tests]) == []
+    assert order_problems(start + [tests, read]) == [
+        "message 3: a result of 'run_tests' where call 1 of its turn was 'read_file'",
+        "message 4: a result of 'read_file' where call 2 of its turn was 'run_tests'"]
+
+
+def test_a_call_left_without_its_result_is_a_problem():
+    good = conversation("a", "b")
+    assert order_problems(good[:3] + good[4:]) == ["message 2: 1 tool call(s) but only 0 result(s)"]
+    assert order_problems(good[:-1]) == ["message 4: 1 tool call(s) but only 0 result(s)"]

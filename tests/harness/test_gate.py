@@ -2,7 +2,10 @@
 verdict over every command a string would run, a default that never allows, and the
 "ask" hook answered from a parameter or a click. Hostile commands: tests/safety/."""
 
+import threading
+
 import pytest
+from conftest import call, wait_until
 
 from labkit.harness.gate import (Answers, Gate, Policy, Rule, allow, ask, check, check_command,
                          commands_in, deny, describe)
@@ -207,22 +210,65 @@ def test_a_denial_is_a_tool_result_the_model_can_read_and_the_event_says_everyth
         "parts": [["pytest"], ["rm", "-rf", "."]]}
 
 
-def test_the_notebook_prompt_shows_the_exact_command_and_takes_the_first_click_only():
-    from labkit.lessons.gate_widget import prompt
-    verdict = check_command(POLICY, ["git", "status"])
-    clicks = []
-    box = prompt("git status '<b>x</b>'", verdict, clicks.append)
-    shown, buttons, status = box.children
-    assert "<pre>git status &#x27;&lt;b&gt;x&lt;/b&gt;&#x27;</pre>" in shown.value
-    approve, refuse = buttons.children
-    assert (approve.description, refuse.description) == ("Approve", "Deny")
-    refuse.click()
-    approve.click()  # too late: the first click decided
-    assert clicks == ["deny"] and approve.disabled and refuse.disabled
-    assert "denied" in status.value
+def asked_in_a_worker(panel, command, verdict):
+    """Call the panel as the loop's thread would; return the thread and where the answer goes."""
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(panel(command, verdict)))
+    worker.start()
+    return worker, answers
 
 
-def test_the_notebook_prompt_outside_a_kernel_says_what_to_use_instead():
-    from labkit.lessons.gate_widget import NotebookPrompt
-    with pytest.raises(RuntimeError, match="labkit.harness.gate.Answers"):
-        NotebookPrompt()("git status", check_command(POLICY, ["git", "status"]))
+def test_the_approval_panel_shows_the_exact_command_and_takes_the_first_click_only():
+    from labkit.lessons.gate_widget import ApprovalPanel
+    panel = ApprovalPanel(wait=30)
+    assert panel.approve.disabled and panel.refuse.disabled  # nothing asked yet: nothing to click
+    panel.approve.click()
+    worker, answers = asked_in_a_worker(panel, "git status '<b>x</b>'",
+                                        check_command(POLICY, ["git", "status"]))
+    wait_until(lambda: not panel.approve.disabled)
+    assert "<pre>git status &#x27;&lt;b&gt;x&lt;/b&gt;&#x27;</pre>" in panel.question.value
+    assert "has not run" in panel.status.value
+    assert (panel.approve.description, panel.refuse.description) == ("Approve", "Deny")
+    panel.refuse.click()
+    panel.approve.click()  # too late: the first click decided
+    worker.join(5)
+    assert answers == ["deny"] and panel.approve.disabled and panel.refuse.disabled
+    assert "denied" in panel.status.value
+
+
+def test_a_question_left_unanswered_is_denied():
+    from labkit.lessons.gate_widget import ApprovalPanel
+    panel = ApprovalPanel(wait=0.2)
+    worker, answers = asked_in_a_worker(panel, "git status", check_command(POLICY, ["git", "status"]))
+    worker.join(5)
+    assert answers == [None] and "no answer within 0.2 s" in panel.status.value
+    assert not Gate(POLICY, decide=lambda command, verdict: None).review(
+        "run_command", {"command": ["git", "status"]}).allowed
+
+
+def test_the_panel_refuses_to_wait_on_the_cells_own_thread():
+    from labkit.lessons.gate_widget import ApprovalPanel
+    with pytest.raises(RuntimeError, match="worker thread"):
+        ApprovalPanel()("git status", check_command(POLICY, ["git", "status"]))
+
+
+def test_an_approval_lets_the_command_run_in_the_background_and_the_log_says_so():
+    from labkit import PlannedTurn, ScriptedChat
+    from labkit.lessons.gate_widget import ApprovalPanel
+    panel = ApprovalPanel(wait=30)
+    chat = ScriptedChat([PlannedTurn(tool_calls=[call("run_command", command=["echo", "hello"])]),
+                         PlannedTurn(content="It said hello.")])
+    worker = panel.start(chat, Gate(Policy([]), decide=panel))
+    wait_until(lambda: not panel.approve.disabled)
+    assert "<pre>echo hello</pre>" in panel.question.value
+    panel.approve.click()
+    worker.join(30)
+    log = panel.trace.value
+    assert "gate: ask, so allow (by person)" in log
+    assert '"exit_code": 0' in log and '"stdout": "hello\\n"' in log
+    assert "final message It said hello." in log and "Stopped: assistant_finished" in log
+
+
+def test_answers_must_be_a_list_or_a_dict():
+    with pytest.raises(TypeError, match="a list such as"):
+        Answers("allow")

@@ -103,3 +103,12 @@ def test_shell_tools_add_run_command_to_the_three_tools(repo):
 def test_shell_tools_refuse_malformed_arguments(repo, arguments, error):
     with pytest.raises((TypeError, ValueError), match=error):
         ShellTools(repo).invoke("run_command", arguments)
+
+
+def test_python_is_the_harness_interpreter_whatever_path_holds(repo, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    run = run_command(repo, ["python", "-c", "import sys; print(sys.executable)"])
+    assert run.stdout == f"{sys.executable}\n"
+    tests = run_command(repo, ["python", "-m", "pytest", "-qq"])
+    assert tests.exit_code == 1 and "1 failed" not in tests.stdout  # -qq: no timed summary
+    assert "FAILED tests/test_path_rules.py::test_backslash" in tests.stdout

@@ -47,3 +47,38 @@ def test_run_tests_reports_exit_code_and_output(repo):
     result = RepoTools(repo).invoke("run_tests", {})
     assert result["exit_code"] == 1 and not result["timed_out"]
     assert result["output"].rstrip().endswith("1 failed, 3 passed")
+
+
+def test_read_file_with_offset_or_limit_gives_numbered_lines_and_the_total(repo):
+    tools = RepoTools(repo)
+    whole = tools.invoke("read_file", {"path": "path_rules.py"})
+    assert set(whole) == {"path", "content"}  # without them: the file as before
+    part = tools.invoke("read_file", {"path": "tests/test_path_rules.py", "offset": 13, "limit": 2})
+    assert part == {"path": "tests/test_path_rules.py", "first_line": 13, "last_line": 14,
+                    "total_lines": 18,
+                    "content": "13\tdef test_backslash_names_are_accepted_and_normalised():\n"
+                               '14\t    assert python_sources(["src\\\\api\\\\routes.py"]) == '
+                               '["src/api/routes.py"]\n'}
+    rest = tools.invoke("read_file", {"path": "path_rules.py", "offset": 12})
+    assert rest["content"] == "12\t            selected.append(path.as_posix())\n13\t    return selected\n"
+    head = tools.invoke("read_file", {"path": "path_rules.py", "limit": 1})
+    assert (head["first_line"], head["last_line"], head["total_lines"]) == (1, 1, 13)
+
+
+@pytest.mark.parametrize("arguments, error", [
+    ({"offset": "6"}, "'offset' must be an integer"),
+    ({"limit": True}, "'limit' must be an integer"),
+    ({"offset": 0}, "at least 1"),
+    ({"offset": 14}, "past the end: path_rules.py has 13 lines"),
+    ({"limit": 500}, "at most 200"),
+])
+def test_a_bad_offset_or_limit_is_refused_with_what_to_do(repo, arguments, error):
+    with pytest.raises((TypeError, ValueError), match=error):
+        RepoTools(repo).invoke("read_file", {"path": "path_rules.py", **arguments})
+
+
+def test_the_read_file_description_tells_the_model_how_to_read_a_part():
+    read_file = RepoTools.schemas[0]["function"]
+    assert set(read_file["parameters"]["properties"]) == {"path", "offset", "limit"}
+    assert read_file["parameters"]["required"] == ["path"]
+    assert "'offset'" in read_file["description"] and "'limit'" in read_file["description"]

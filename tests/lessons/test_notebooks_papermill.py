@@ -11,7 +11,7 @@ import nbformat
 import papermill
 import pytest
 
-from labkit import load_recording, serve_recording
+from labkit import load_recording, recorded_answers, serve_recording
 from labkit.settings import recording_path
 from conftest import PROJECT_DIR
 
@@ -38,9 +38,17 @@ def execute(notebook, output, **parameters):
     return cells
 
 
+#: Lesson numbers that may be missing here because the lesson is being built on another
+#: branch (06_providers, issue 15); empty again once it is merged.
+BUILT_ELSEWHERE = {"06"}
+
+
 def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
     assert len(NOTEBOOKS) >= 5
-    assert [n.stem[:2] for n in NOTEBOOKS] == [f"{i:02d}" for i in range(1, len(NOTEBOOKS) + 1)]
+    numbers = [n.stem[:2] for n in NOTEBOOKS]
+    expected = [f"{i:02d}" for i in range(1, int(numbers[-1]) + 1)]
+    assert numbers == [n for n in expected if n in numbers]  # in order, each once
+    assert set(expected) - set(numbers) <= BUILT_ELSEWHERE
     readme = (PROJECT_DIR / "README.md").read_text()
     assert all(f"`{n.stem}`" in readme for n in NOTEBOOKS)
 
@@ -56,9 +64,12 @@ def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
 def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
-    recording = load_recording(recording_path(parameters_of(notebook)["RECORDING"]))
+    parameters = parameters_of(notebook)
+    recording = load_recording(recording_path(parameters["RECORDING"]))
+    # a lesson whose gate asks a person gets, unattended, the answers the recording holds
+    answers = {"ANSWERS": recorded_answers(recording)} if "ANSWERS" in parameters else {}
     with serve_recording(recording) as server:
-        execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url)
+        execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url, **answers)
         served = len(server.chat_requests)
     assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
 

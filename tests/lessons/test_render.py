@@ -133,3 +133,38 @@ def test_static_views_show_the_final_state_and_are_deterministic(repair_recordin
     conversation = conversation_static_html(conversation_story(repair_events))
     assert conversation == conversation_static_html(conversation_story(repair_events))
     assert len(texts_with_class(conversation, "labkit-message")) == len(repair_events[-1]["messages"])
+
+
+def test_each_tool_message_carries_the_gates_decision(permissions_events):
+    story = conversation_story(permissions_events)
+    html = conversation_step_html(story, len(story) - 1)
+    badges = texts_with_class(html, "labkit-gate")
+    assert len(badges) == 7 and len(texts_with_class(html, "labkit-gate-deny")) == 2
+    assert "gate: the policy says deny; it did not run, by the policy's rule 'deny rm *'" in badges
+    assert ("gate: the policy says ask; it did not run, by the recorded answer to the question"
+            in badges)
+    assert "gate: the policy says ask; it ran, by the recorded answer to the question" in badges
+    assert not texts_with_class(conversation_step_html(conversation_story(permissions_events), 0),
+                                "labkit-gate")
+
+
+def test_a_compacted_result_is_marked(budget_events):
+    story = conversation_story(budget_events)
+    html = conversation_step_html(story, len(story) - 1)
+    assert len(texts_with_class(html, "labkit-compacted")) == 4
+
+
+def test_the_budget_table_draws_a_row_per_request_and_marks_what_is_over():
+    from labkit.lessons.render import BudgetTable
+    rows = [{"request": 1, "system": 10, "user": 5, "tool": 0, "total": 15, "prompt_tokens": 9},
+            {"request": 2, "system": 10, "user": 5, "tool": 40, "total": 55, "prompt_tokens": None}]
+    table = BudgetTable(rows, limit=50)
+    html = table._repr_html_()
+    assert html == BudgetTable(rows, limit=50)._repr_html_()  # deterministic
+    assert len(texts_with_class(html, "labkit-budget-row")) == 2
+    assert len(texts_with_class(html, "labkit-over")) == 1
+    assert "width:72.73%" in html  # 40 of the widest, 55, is 72.73 % of the bar
+    assert repr(table).splitlines() == [
+        "request     system       user       tool      total  tokens",
+        "      1         10          5          0         15       9",
+        "      2         10          5         40         55       -  over budget"]

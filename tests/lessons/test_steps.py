@@ -161,3 +161,48 @@ def test_snapshots_of_two_runs_are_refused(repair_events):
     other = [dict(repair_events[0], messages=[{"role": "user", "content": "else"}])]
     with pytest.raises(ValueError, match="one run"):
         conversation_steps(repair_events + other)
+
+
+def test_each_tool_message_step_says_what_the_gate_decided(permissions_events):
+    story = conversation_story(permissions_events)
+    decided = {index: (event["decision"], event["by"]) for index, event in story[-1].gate.items()}
+    roles = [m["role"] for m in story[-1].messages]
+    assert sorted(decided) == [i for i, role in enumerate(roles) if role == "tool"]
+    assert [decided[i] for i in sorted(decided)] == [
+        ("allow", "policy"), ("allow", "policy"), ("allow", "answer"), ("allow", "policy"),
+        ("deny", "policy"), ("allow", "policy"), ("deny", "answer")]
+    captions = [step.caption for step in story]
+    assert ("the gate denied run_command (turn 4, by the policy's rule 'deny rm *'): the harness "
+            "appended the refusal, which the model reads instead of a result") in captions
+    assert ("the harness appended the result of run_command (turn 1, allowed by the policy's rule "
+            "'allow python -m pytest *')") in captions
+    assert any("allowed by the recorded answer" in caption for caption in captions)
+
+
+def test_a_run_without_a_gate_has_no_decisions(repair_events):
+    assert all(step.gate == {} for step in conversation_story(repair_events))
+
+
+def test_a_compaction_is_a_step_of_its_own_before_the_request_it_shortens(budget_events):
+    story = conversation_story(budget_events)
+    requests = [e["messages"] for e in budget_events if e["type"] == "model_start"]
+    sent = [step for step in story if "as its request" in step.note]
+    assert [step.messages for step in sent] == requests  # every request, exactly as sent
+    compacted = [i for i, step in enumerate(story) if step.caption.startswith("the budget replaced")]
+    assert len(compacted) == 2
+    for index in compacted:
+        before, after = story[index - 1], story[index]
+        assert len(before.messages) == len(after.messages)
+        assert "not sent as it is: the budget shortens it" in before.note
+        assert [m["role"] for m in before.messages] == [m["role"] for m in after.messages]
+    assert story[compacted[0]].caption == ("the budget replaced 3 old tool results with a short "
+                                           "note: 7,648 characters became 6,454; every message "
+                                           "keeps its place")
+
+
+def test_a_later_snapshot_that_changes_a_non_tool_message_is_refused(repair_events):
+    changed = [dict(e) for e in repair_events]
+    last = changed[-1]
+    last["messages"] = [{"role": "system", "content": "another prompt"}, *last["messages"][1:]]
+    with pytest.raises(ValueError, match="one run"):
+        conversation_steps(changed)

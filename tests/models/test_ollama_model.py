@@ -7,6 +7,7 @@ from conftest import chunk, wait_until
 
 from labkit import (OllamaModel, RepoTools, agent_events, load_recording, run_attempt, sample_copy,
                     serve_recording)
+from labkit.recording import replay_harness
 from labkit.recording.attempt import CapturingChat
 from labkit.recording.format import compact_event, stop_of
 from conftest import PROJECT_DIR
@@ -33,7 +34,7 @@ def test_the_sdk_path_reproduces_each_recording_as_replay_does(name):
     recorded = recording(name)
     with serve_recording(recorded) as server, OllamaModel(host=server.url) as model:
         live, events = run_attempt(model, provenance=recorded["provenance"], task=recorded["task"],
-                                   max_turns=recorded["max_turns"])
+                                   max_turns=recorded["max_turns"], **replay_harness(recorded))
     assert [compact_event(e) for e in events] == recorded["events"]
     assert stop_of(live) == stop_of(recorded)
     assert live["checks"] == recorded["checks"]

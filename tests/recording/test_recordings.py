@@ -4,9 +4,10 @@ import pytest
 
 from labkit import (RecordingError, ReplayModel, RepoTools, agent_events, load_recording,
                     run_attempt, save_recording, sample_copy)
+from labkit.recording import replay_harness
 from labkit.recording.format import compact_event, stop_of
 from conftest import PROJECT_DIR
-from labkit.models.scripted import SCENARIOS, scripted_recording
+from labkit.models.scripted import NEW_LINE, SCENARIOS, scripted_recording
 
 RECORDINGS = PROJECT_DIR / "recordings"
 NAMES = sorted(SCENARIOS)
@@ -30,8 +31,10 @@ def test_recordings_are_honestly_scripted(name):
 def test_strict_replay_on_a_fresh_copy_reproduces_events_stop_and_final_tests(name):
     recording = load_recording(RECORDINGS / f"{name}.json")
     replayed, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
-                                   task=recording["task"], max_turns=recording["max_turns"])
+                                   task=recording["task"], max_turns=recording["max_turns"],
+                                   **replay_harness(recording))
     assert [compact_event(e) for e in events] == recording["events"]
+    assert replayed.get("harness") == recording.get("harness")
     assert stop_of(replayed) == stop_of(recording)
     assert replayed["checks"] == recording["checks"]
     assert replayed["test_file_sha256"]["after"] == recording["test_file_sha256"]["before"]
@@ -134,3 +137,67 @@ def test_a_strict_mismatch_names_the_place_and_shows_both_sides_there():
     recorded_side, sent_side = stop["error"].split(place + ": the recording has ")[1].split(
         " but the harness sent ")
     assert "'|'" in recorded_side and "'/'" in sent_side  # both sides, at the difference
+
+
+def permission_rows(recording):
+    return [(e["command"], e["verdict"], e["decision"], e["by"]) for e in recording["events"]
+            if e["type"] == "permission"]
+
+
+def test_the_permissions_run_shows_each_kind_of_decision():
+    recording = load_recording(RECORDINGS / "permissions.json")
+    assert recording["harness"]["tools"] == "shell"
+    assert recording["harness"]["policy"]["default"] == "ask"
+    assert permission_rows(recording) == [
+        ("python -m pytest -qq", "allow", "allow", "policy"),
+        ('read_file {"path": "path_rules.py"}', "allow", "allow", "policy"),
+        ("python -c 'from path_rules import python_sources; print(python_sources(['\"'\"'src"
+         "\\\\api\\\\routes.py'\"'\"']))'", "ask", "allow", "answer"),
+        ('replace_text {"old": "        path = PurePosixPath(name)", "new": "        path = '
+         "PurePosixPath(name.replace('\\\\\\\\', '/'))\"}", "allow", "allow", "policy"),
+        ("sh -c 'python -m pytest -qq; rm -rf .'", "deny", "deny", "policy"),
+        ("python -m pytest -qq", "allow", "allow", "policy"),
+        ("ls -a ..", "ask", "deny", "answer")]
+    results = [e["result"] for e in recording["events"] if e["type"] == "tool_result"]
+    assert results[2] == {"exit_code": 0, "timed_out": False, "stdout": "[]\n", "stderr": ""}
+    assert results[4]["error"].startswith("denied by the permission gate (by the policy): "
+                                          "`rm -rf .` matches the rule 'deny rm *'")
+    assert results[6]["error"].startswith("denied by the permission gate (by the person asked)")
+    assert stop_of(recording)["tool_calls"] == 5  # two of the seven calls never ran
+    assert recording["checks"]["after"] == {"exit_code": 0, "passed": 4, "failed": 0}
+
+
+def test_the_budget_run_reads_a_part_cuts_a_long_output_and_compacts_old_results():
+    from labkit.harness.budget import COMPACTED, order_problems
+    recording = load_recording(RECORDINGS / "budget.json")
+    assert recording["harness"] == {"tools": "shell", "budget": {"max_chars": 6500, "keep_last": 1}}
+    results = [e["result"] for e in recording["events"] if e["type"] == "tool_result"]
+    assert results[1]["first_line"] == 13 and results[1]["total_lines"] == 18
+    long = results[3]["stdout"]
+    assert long.startswith("src/m0.py -> ['src/m0.py']\nsrc\\m0.py -> []\n")
+    assert "\n[labkit: " in long and " bytes cut]\n" in long
+    assert long.endswith("src/m299.py -> ['src/m299.py']\nsrc\\m299.py -> []\n")
+    requests = [turn["request"]["messages"] for turn in recording["turns"]]
+    noted = [sum(bool(COMPACTED.match(m["content"])) for m in messages if m["role"] == "tool")
+             for messages in requests]
+    assert noted == [0, 0, 0, 3, 4, 4]  # request 4 drops three old results, request 5 one more
+    assert all(order_problems(messages) == [] for messages in requests)
+    last = requests[-1]
+    assert json.loads(last[-1]["content"])["exit_code"] == 0  # the newest result is whole
+    assert last[-2]["tool_calls"][0]["function"]["name"] == "run_tests"
+    assert last[-4]["tool_calls"][0]["function"]["arguments"]["new"] == NEW_LINE  # the edit, to summarise
+    assert recording["checks"]["after"]["passed"] == 4
+
+
+def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
+    recording = load_recording(RECORDINGS / "permissions.json")
+    for harness, words in [({"tools": "root"}, "'harness.tools' is 'root'"),
+                           ({"policy": {"rules": ["permit ls"], "tools": {}, "default": "ask"}},
+                            "'harness.policy' needs 'rules'"),
+                           ({"policy": {"rules": [], "tools": {}, "default": "allow"}},
+                            "never allowed"),
+                           ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
+                           ({"sandbox": True}, "only 'tools', 'policy' and 'budget'")]:
+        broken = {**recording, "harness": harness}
+        with pytest.raises(RecordingError, match=words):
+            save_recording(broken, tmp_path / "broken.json")
