@@ -18,12 +18,50 @@ def test_committed_recordings_equal_what_the_script_produces(name):
     assert committed == scripted_recording(name), "run `make recordings` and commit the result"
 
 
+def model_named(chunk):
+    """The model a chunk says wrote it (Anthropic's events say it once, in message_start)."""
+    return chunk.get("model") or chunk.get("message", {}).get("model")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_recordings_are_honestly_scripted(name):
     recording = load_recording(RECORDINGS / f"{name}.json")
     assert recording["provenance"]["source"] == "scripted"
-    models = {entry["chunk"]["model"] for turn in recording["turns"] for entry in turn["chunks"]}
+    models = {model_named(entry["chunk"]) for turn in recording["turns"]
+              for entry in turn["chunks"]} - {None}
     assert models == {"scripted"}
+
+
+def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_format():
+    recordings = {name: load_recording(RECORDINGS / f"{name}.json")
+                  for name in ("repair", "repair_openai", "repair_anthropic")}
+    assert {name: r.get("wire_format") for name, r in recordings.items()} == {
+        "repair": None, "repair_openai": "openai", "repair_anthropic": "anthropic"}
+    assert "wire_format" not in json.loads((RECORDINGS / "repair.json").read_text())
+    events = [r["events"] for r in recordings.values()]
+    assert events[0] == events[1] == events[2]
+    first = {name: r["turns"][0]["chunks"] for name, r in recordings.items()}
+    assert first["repair_openai"][-1]["line"].startswith('data: {"id":"chatcmpl-')
+    assert first["repair_anthropic"][0]["line"].startswith("event: message_start\ndata: {")
+
+
+@pytest.mark.parametrize("wire, edit, problem", [
+    ("nonsense", None, "'wire_format' is 'nonsense'"),
+    ("openai", lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
+     "a server-sent event whose data is JSON text equal to its 'chunk'"),
+    ("openai", lambda r: r["provenance"].update(source="ollama", model="m", digest="d",
+                                                 server_version="v"),
+     "a recording from a live 'ollama' server cannot be in the 'openai' wire format"),
+    ("anthropic", lambda r: r["provenance"].update(source="anthropic", model="m"),
+     "an 'anthropic' recording must name its base_url_host")])
+def test_a_recordings_wire_format_its_lines_and_its_source_must_agree(wire, edit, problem):
+    import copy
+    from labkit.recording.format import recording_problem
+    recording = copy.deepcopy(load_recording(RECORDINGS / f"repair_{'openai' if wire == 'nonsense' else wire}.json"))
+    recording["wire_format"] = wire
+    if edit:
+        edit(recording)
+    assert problem in recording_problem(recording)
 
 
 @pytest.mark.parametrize("name", NAMES)
