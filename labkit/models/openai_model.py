@@ -69,7 +69,7 @@ class _Whole:
         self.raw = raw
 
     def __iter__(self):
-        yield _Body(self.raw.json())
+        yield _Body(self.raw.http_response.json())
 
     def close(self) -> None:
         self.raw.http_response.close()

@@ -254,3 +254,18 @@ def _chunks_only(pairs):
             yield chunk
     finally:
         pairs.close()
+
+
+def reported_in_replies(recording: dict) -> dict:
+    """What the server said about itself in a recording's replies: each distinct ``model``
+    (OpenAI's chunks, Anthropic's ``message_start``) and ``system_fingerprint`` (OpenAI's)."""
+    found = {"model": [], "system_fingerprint": []}
+    for turn in recording["turns"]:
+        for entry in turn["chunks"]:
+            chunk = entry["chunk"]
+            said = {"model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
+                    "system_fingerprint": chunk.get("system_fingerprint")}
+            for key, value in said.items():
+                if isinstance(value, str) and value and value not in found[key]:
+                    found[key].append(value)
+    return found

@@ -260,7 +260,9 @@ class AnthropicHandler(SSEHandler):
         return chunk.get("type") == "message_stop"
 
     def sent_key(self) -> str:
-        return self.headers.get("x-api-key") or ""
+        # the API reads x-api-key; the pinned SDK sends its api_key as a bearer token
+        bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        return self.headers.get("x-api-key") or bearer
 
     def error_body(self, status: int, text: str) -> dict:
         kind = {400: "invalid_request_error", 401: "authentication_error",
