@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..harness.loop import positive_int
 from ..recording.format import check_recording, load_recording
-from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
+from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT, recording_path
 from .replay import ReplayMismatch, RequestCursor
 
 BATCH_BYTES = 64 * 1024      # unpaced replies go out in HTTP chunks of about this size
@@ -131,8 +131,9 @@ class Served:
     def of(cls, recording) -> "Served":
         """From a recording file's path (checked as ``load_recording`` checks it), or a
         recording in memory (checked the same way; its digest is its canonical JSON's)."""
-        if isinstance(recording, (str, os.PathLike)):
-            path, loaded = Path(recording), load_recording(recording)
+        if isinstance(recording, (str, os.PathLike)):  # a path, or a course recording's name
+            path = recording_path(recording)
+            loaded = load_recording(path)
             return cls(loaded, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
                        datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
         check_recording(recording)
