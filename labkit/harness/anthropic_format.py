@@ -138,6 +138,11 @@ class AnthropicAssembler:
             block.parts.append(piece)
         return piece if block.type == "text" else ""
 
+    def calls_so_far(self) -> list:
+        """``(id, name, input's JSON text so far)`` of each tool_use block, in block order."""
+        return [(block.id, block.name, "".join(block.parts))
+                for _, block in sorted(self.blocks.items()) if block.type == "tool_use"]
+
     def unfinished(self) -> str | None:
         """Why the reply has not finished cleanly (so far), or None when it has."""
         if not self.stopped:

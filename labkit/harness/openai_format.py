@@ -118,6 +118,10 @@ class OpenAIAssembler:
         if part:
             call.parts.append(part)
 
+    def calls_so_far(self) -> list:
+        """``(id, name, arguments' JSON text so far)`` of each call, in index order."""
+        return [(call.id, call.name, "".join(call.parts)) for _, call in sorted(self.calls.items())]
+
     def unfinished(self) -> str | None:
         """Why the reply has not finished cleanly (so far), or None when it has."""
         reason = self.finish_reason
@@ -131,14 +135,13 @@ class OpenAIAssembler:
 
     def turn(self) -> AssembledTurn:
         text = "".join(self.content)
-        calls = [(index, call.id, call.name, "".join(call.parts))
-                 for index, call in sorted(self.calls.items())]
+        calls = self.calls_so_far()
         problem, unfinished, parsed = self.problem, self.unfinished(), []
         if problem is None and unfinished is None:  # complete: now the arguments are JSON
             try:
                 parsed = [ToolCall(call_id, name,
                                    parse_arguments(arguments, f"tool call {index} ({name!r})"))
-                          for index, call_id, name, arguments in calls]
+                          for index, (call_id, name, arguments) in zip(sorted(self.calls), calls)]
             except Malformed as exc:
                 problem = f"at the end of the reply: {exc}"
                 parsed = []
@@ -149,7 +152,7 @@ class OpenAIAssembler:
             message["tool_calls"] = [
                 {"id": call_id, "type": "function",
                  "function": {"name": name, "arguments": arguments}}
-                for _, call_id, name, arguments in calls]
+                for call_id, name, arguments in calls]
         return AssembledTurn(freeze(message), text, parsed, problem, unfinished,
                              self.finish_reason, self.chunks)
 
