@@ -71,11 +71,15 @@ def learner_answer(function, name: str) -> Answer:
 
 
 def grade(check: str, source: str, name: str, *, hidden: bool = False) -> tuple:
-    """Run one check on an answer cell's source; return ``(passed, feedback text)``."""
+    """Run one check (of any lesson: this module's, or lesson 06's in ``checks_providers``)
+    on an answer cell's source; return ``(passed, feedback text)``."""
+    from . import checks_providers  # here: it builds on this module
+
+    function = globals()[check] if check in __all__ else getattr(checks_providers, check)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         try:
-            globals()[check](Answer(source, name), hidden=hidden)
+            function(Answer(source, name), hidden=hidden)
         except CheckFailed as exc:
             return False, printed.getvalue() + f"AssertionError: {exc}\n"
     return True, printed.getvalue()
@@ -259,15 +263,17 @@ def assemble_content(chunks):
 '''
 
 
-def _check_linear(answer: Answer) -> None:
-    """Fail when the answer's time grows much faster than the reference's as the stream grows."""
-    small, large = TIMING["sizes"]
+def _check_linear(answer: Answer, reference: str = _LINEAR_REFERENCE,
+                  reference_name: str = "assemble_content", timing: dict = TIMING) -> None:
+    """Fail when the answer's time grows much faster than a linear reference's as the stream
+    grows (``timing`` says which stream, see :func:`~labkit.grading.isolated.run_answer`)."""
+    small, large = timing["sizes"]
     try:
-        mine = run_answer(answer.source, answer.name, [], timing=TIMING)
+        mine = run_answer(answer.source, answer.name, [], timing=timing)
     except AnswerError as exc:
         fail(f"{answer.name} on long streams: {exc}",
              hint="collect the fragments in a list and join them once at the end")
-    reference = run_answer(_LINEAR_REFERENCE, "assemble_content", [], timing=TIMING)
+    reference = run_answer(reference, reference_name, [], timing=timing)
     growth, expected = mine[1] / max(mine[0], 1e-9), reference[1] / max(reference[0], 1e-9)
     expected = max(expected, large / small)  # noise can only make the reference look better
     heading = (f"{answer.name}: streams of {small:,} and {large:,} fragments "

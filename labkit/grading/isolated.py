@@ -80,10 +80,12 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
     """Define ``name`` from ``source`` in a fresh process and call it once per argument list.
 
     ``conversation``: the second argument is also the ``tool_calls`` of the last message
-    in the first (as in the loop). ``timing``: ``{"sizes": [...], "repeats": n}`` times
-    the answer on streams of that many text fragments instead and returns, per size, the
-    least CPU time (seconds) of the process over the repeats: the load of other processes
-    on the machine does not count.
+    in the first (as in the loop). ``timing``: ``{"sizes": [...], "repeats": n, "stream":
+    kind}`` times the answer on streams of that many fragments instead (``"text"``:
+    Ollama chunks of text; ``"openai_arguments"``: one OpenAI tool call whose arguments
+    come in that many fragments) and returns, per size, the least CPU time (seconds) of
+    the process over the repeats: the load of other processes on the machine does not
+    count.
     Returns one :class:`Outcome` per call (or the timing dict).
     """
     timeout = TIMEOUT if timeout is None else timeout
@@ -255,15 +257,35 @@ if not callable(function):
     finish({"error": f"your answer cell does not define a function named "
                      f"{request['name']!r}: keep the `def {request['name']}(...)` line"})
 
+def text_stream(n, piece):
+    chunks = [{"message": {"role": "assistant", "content": piece}, "done": False}
+              for _ in range(n)]
+    chunks.append({"message": {"role": "assistant", "content": ""}, "done": True,
+                   "done_reason": "stop"})
+    return chunks, piece * n, "their text joined"
+
+def openai_arguments_stream(n, piece):
+    def chunk(delta, finish=None):
+        return {"object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    def part(text):
+        return chunk({"tool_calls": [{"index": 0, "function": {"arguments": text}}]})
+    chunks = [chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                     "function": {"name": "echo", "arguments": ""}}]})]
+    chunks += [part('{"t": "')] + [part(piece) for _ in range(n)] + [part('"}')]
+    chunks.append(chunk({}, "tool_calls"))
+    expected = [{"id": "call_1", "name": "echo", "arguments": {"t": piece * n}}]
+    return chunks, expected, "the one call, its arguments joined and parsed"
+
 timing = request.get("timing")
 if timing:
+    build = {"text": text_stream, "openai_arguments": openai_arguments_stream}[
+        timing.get("stream", "text")]
+    piece = timing.get("piece", "abcd")
     best = {n: math.inf for n in timing["sizes"]}
     for _ in range(timing["repeats"]):
         for n in timing["sizes"]:
-            chunks = [{"message": {"role": "assistant", "content": "abcd"}, "done": False}
-                      for _ in range(n)]
-            chunks.append({"message": {"role": "assistant", "content": ""}, "done": True,
-                           "done_reason": "stop"})
+            chunks, expected, what = build(n, piece)
             gc.collect()
             gc.disable()
             start = clock()
@@ -273,9 +295,9 @@ if timing:
                 finish({"error": f"your function raised {type(exc).__name__} on a long stream"})
             best[n] = min(best[n], clock() - start)
             gc.enable()
-            if got != "abcd" * n:
-                finish({"error": f"on a stream of {n:,} fragments 'abcd' your function did not "
-                                 f"return their text joined"})
+            if got != expected:
+                finish({"error": f"on a stream of {n:,} fragments {piece[:8]!r}... your "
+                                 f"function did not return {what}"})
     finish({"timing": [best[n] for n in timing["sizes"]]})
 
 outcomes = []

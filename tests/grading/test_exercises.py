@@ -3,7 +3,7 @@
 import pytest
 
 from answers import ANSWER_NAMES, RIGHT, WRONG
-from labkit.grading import checks as exercises
+from labkit import exercises
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
 from labkit.grading.checks import BOUNDED_TRUTH, STOP_REASON_NAMES, STOP_TRUTH, describe_stream
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
@@ -17,7 +17,8 @@ STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()\n"  # what nbgrade
 ARGUMENTS = {"check_tool_message": "name, result", "check_assemble_content": "chunks",
              "check_may_dispatch": "chunks", "check_append_results": "messages, tool_calls, tools",
              "check_repair_verdict": "after, test_hash_before, test_hash_after",
-             "check_bounded_prediction": "", "check_stop_predictions": ""}
+             "check_bounded_prediction": "", "check_stop_predictions": "",
+             "check_assemble_calls": "chunks", "check_result_messages": "provider, calls, results"}
 
 
 def answer(source, check):
@@ -128,10 +129,14 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
     from importlib.util import resolve_name
     from pathlib import Path
     studied = {"labkit.harness.turns", "labkit.harness.loop", "labkit.harness.tools",
+               "labkit.harness.formats", "labkit.harness.openai_format",
+               "labkit.harness.anthropic_format", "labkit.harness.assembled",
                "labkit.recording", "labkit.recording.format", "labkit.recording.attempt",
-               "labkit.lessons.failures", "labkit", "labkit.harness"}
-    for module in ("checks", "feedback", "isolated"):
-        tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
+               "labkit.lessons.failures", "labkit", "labkit.harness", "labkit.models",
+               "labkit.models.sse_server", "labkit.models.server"}
+    grading = Path(exercises.checks.__file__).parent
+    for module in ("checks", "checks_providers", "feedback", "isolated"):
+        tree = ast.parse((grading / f"{module}.py").read_text())
         imported = {resolve_name("." * node.level + (node.module or ""), "labkit.grading")
                     for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
