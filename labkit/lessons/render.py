@@ -185,8 +185,8 @@ def fragment_step_html(step: FragmentStep) -> str:
         _div("labkit-assembled-text", "code", step.content),
     ]
     for number, call in enumerate(step.calls):
-        parts += [_div("labkit-field", "field", f"tool call {number}: {call.name} ({call.id}), "
-                                                "its arguments as JSON text so far"),
+        parts += [_div("labkit-field", "field", f"tool call {number}: its arguments as JSON text so far"),
+                  _div("labkit-call-name", "note", f"{call.name} (id {call.id})"),
                   _div("labkit-call-arguments", "code", call.text),
                   _json_verdict(call)]
     parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
@@ -201,7 +201,7 @@ def _json_verdict(call) -> str:
     else:
         kind, sentence = "wait", f"json.loads fails here: {call.not_json}"
     return _tinted(f"labkit-json-verdict labkit-json-{'ok' if kind == 'may' else 'fails'}",
-                   DISPATCH_COLOURS[kind], "padding:2px 8px;font-size:12px", _text(sentence))
+                   DISPATCH_COLOURS[kind], f"{CODE};padding:2px 8px", _text(sentence))
 
 
 def fragments_static_html(steps: FragmentSteps, *, tail: int | None = TAIL) -> str:
