@@ -300,10 +300,11 @@ def check_result_messages(result_messages, *, hidden: bool = False) -> None:
                   [read, {"path": "NOTES.md", "content": "Grüße ✓"}])]
     seed = _seed()
     draw = random.Random(seed)
-    for number in range(1, DRAWN + 1):
-        provider = draw.choice(PROVIDERS)
+    for number in range(1, DRAWN + 1):  # each provider once with three or four calls
+        provider = PROVIDERS[(number - 1) % len(PROVIDERS)]
+        count = draw.randrange(3, 5) if number <= len(PROVIDERS) else draw.randrange(0, 3)
         calls = [_call(provider, draw.randrange(10**6), draw.choice(TOOL_NAMES), draw)
-                 for _ in range(draw.randrange(0, 4))]
+                 for _ in range(count)]
         sets.append((f"drawn case {number} (seed {seed})", provider, calls,
                      [_random_result(draw) for _ in calls]))
     cases = [Case(label, [provider, calls, results], _result_messages(provider, calls, results),

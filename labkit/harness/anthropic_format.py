@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .assembled import (MAX_ARGUMENT_DEPTH, AssembledTurn, Malformed, kind, need,
-                        parse_arguments)
+from .assembled import (MAX_ARGUMENT_DEPTH, AssembledTurn, FragmentAssembler, Malformed, kind,
+                        need, parse_arguments)
 from .contracts import Message, ToolCall
 from .frozen import TooDeep, freeze
 
@@ -45,27 +45,18 @@ class BlockSoFar:
     parts: list = field(default_factory=list)
 
 
-class AnthropicAssembler:
-    """Folds Messages stream events one at a time; ``turn()`` judges what arrived so far."""
+class AnthropicAssembler(FragmentAssembler):
+    """Folds Messages stream events one at a time (``add``); ``turn()`` judges what arrived
+    so far."""
+
+    unit = "event"
 
     def __init__(self):
+        super().__init__()
         self.blocks = {}  # index -> BlockSoFar
         self.open = set()  # indexes of blocks started and not yet stopped
         self.started = self.stopped = False  # message_start, message_stop arrived
         self.stop_reason = None
-        self.problem = None
-        self.chunks = 0
-
-    def add(self, event) -> str:
-        """Fold one event in; return the text it carried ('' if none). After the first
-        malformed event, record the problem and ignore the rest."""
-        self.chunks += 1
-        if self.problem is None:
-            try:
-                return self._fold(event)
-            except Malformed as exc:
-                self.problem = f"event {self.chunks}: {exc}"
-        return ""
 
     def _fold(self, event) -> str:
         need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")

@@ -46,6 +46,31 @@ class Malformed(ValueError):
     """A chunk that breaks its wire format; the message says how."""
 
 
+class FragmentAssembler:
+    """What the assemblers of OpenAI's and Anthropic's streams share: each chunk is counted and
+    folded in by ``_fold`` (the format's own), and the first one that breaks the format is
+    recorded as the ``problem``; everything after it is ignored."""
+
+    unit = "chunk"  # how a problem names a piece of the stream
+
+    def __init__(self):
+        self.problem = None
+        self.chunks = 0
+
+    def add(self, chunk) -> str:
+        """Fold one chunk in; return the text it carried ('' if none)."""
+        self.chunks += 1
+        if self.problem is None:
+            try:
+                return self._fold(chunk)
+            except Malformed as exc:
+                self.problem = f"{self.unit} {self.chunks}: {exc}"
+        return ""
+
+    def _fold(self, chunk) -> str:
+        raise NotImplementedError
+
+
 def need(condition, message: str) -> None:
     """Raise :class:`Malformed` with ``message`` unless ``condition`` holds."""
     if not condition:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .assembled import AssembledTurn, Malformed, kind, need, parse_arguments
+from .assembled import AssembledTurn, FragmentAssembler, Malformed, kind, need, parse_arguments
 from .contracts import Message, ToolCall
 from .frozen import freeze
 
@@ -44,26 +44,15 @@ class CallSoFar:
     parts: list = field(default_factory=list)
 
 
-class OpenAIAssembler:
-    """Folds chat completion chunks one at a time; ``turn()`` judges what arrived so far."""
+class OpenAIAssembler(FragmentAssembler):
+    """Folds chat completion chunks one at a time (``add``); ``turn()`` judges what arrived
+    so far."""
 
     def __init__(self):
+        super().__init__()
         self.content = []  # the text's fragments
         self.calls = {}  # index -> CallSoFar
         self.finish_reason = None
-        self.problem = None
-        self.chunks = 0
-
-    def add(self, chunk) -> str:
-        """Fold one chunk in; return the text it carried ('' if none). After the first
-        malformed chunk, record the problem and ignore the rest."""
-        self.chunks += 1
-        if self.problem is None:
-            try:
-                return self._fold(chunk)
-            except Malformed as exc:
-                self.problem = f"chunk {self.chunks}: {exc}"
-        return ""
 
     def _fold(self, chunk) -> str:
         need(isinstance(chunk, dict), f"a {type(chunk).__name__}, not a JSON object")

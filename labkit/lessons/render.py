@@ -90,8 +90,9 @@ def dispatch_verdict(step: ChunkStep) -> tuple[str, str]:
     return "wait", f"not yet: waiting for the final chunk ('done'){waiting}"
 
 
-def chunk_step_html(step: ChunkStep) -> str:
-    """One step of a streamed turn: the chunk on the wire, the message so far, the verdict."""
+def _arrival(step, kept: str, rebuilt: str) -> list:
+    """The head of a step (which chunk, when it arrived) and the chunk on the wire: its kept
+    line (``kept`` says what it is), else its JSON written again (``rebuilt``)."""
     if step.number:
         arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
         head = f"chunk {step.number:,} of {step.total:,}{arrival}"
@@ -99,16 +100,21 @@ def chunk_step_html(step: ChunkStep) -> str:
             step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
     else:
         head, wire = f"before the first chunk (the stream has {step.total:,})", ""
-    label = ("on the wire: one line of NDJSON, exactly as it came" if step.line is not None
-             else "on the wire: one line of NDJSON (written again from the chunk: this "
-                  "recording kept no wire lines)")
+    label = (f"on the wire: {kept}, exactly as it came" if step.line is not None
+             else f"on the wire: {rebuilt} (written again from the chunk: this recording kept "
+                  "no wire lines)")
     more = len(wire) - WIRE_LIMIT
+    return [_div("labkit-head", "head", head),
+            _div("labkit-field", "field", label),
+            _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
+            _div("labkit-folded", "note", f"… {more:,} more characters") if more > 0 else ""]
+
+
+def chunk_step_html(step: ChunkStep) -> str:
+    """One step of a streamed turn: the chunk on the wire, the message so far, the verdict."""
     kind, verdict = dispatch_verdict(step)
     parts = [
-        _div("labkit-head", "head", head),
-        _div("labkit-field", "field", label),
-        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
-        _div("labkit-folded", "note", f"… {more:,} more characters of this line") if more > 0 else "",
+        *_arrival(step, "one line of NDJSON", "one line of NDJSON"),
         _div("labkit-field", "field", "assistant message so far: thinking"),
         _folded_note(step.thinking_hidden),
         _div("labkit-assembled-thinking", "thinking", step.thinking),
@@ -163,23 +169,9 @@ def fragment_verdict(step: FragmentStep) -> tuple[str, str]:
 def fragment_step_html(step: FragmentStep) -> str:
     """One step of an OpenAI or Anthropic stream: the event on the wire, the text so far,
     each call's arguments as JSON text so far and what json.loads says of it, the verdict."""
-    if step.number:
-        arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
-        head = f"chunk {step.number:,} of {step.total:,}{arrival}"
-        wire = step.line if step.line is not None else json.dumps(
-            step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
-    else:
-        head, wire = f"before the first chunk (the stream has {step.total:,})", ""
-    label = ("on the wire: one server-sent event, exactly as it came" if step.line is not None
-             else "on the wire: the event's data (written again from the chunk: this recording "
-                  "kept no wire lines)")
-    more = len(wire) - WIRE_LIMIT
     kind, verdict = fragment_verdict(step)
     parts = [
-        _div("labkit-head", "head", head),
-        _div("labkit-field", "field", label),
-        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
-        _div("labkit-folded", "note", f"… {more:,} more characters of this event") if more > 0 else "",
+        *_arrival(step, "one server-sent event", "the event's data"),
         _div("labkit-field", "field", "assistant message so far: text"),
         _folded_note(step.content_hidden),
         _div("labkit-assembled-text", "code", step.content),

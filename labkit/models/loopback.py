@@ -264,7 +264,8 @@ class ReplayHandler(BaseHTTPRequestHandler):
     ``garbage`` (an error, and something that is not JSON, as a streamed reply sends
     them), ``stream_end`` (what closes a stream), ``whole_reply(turn, positions, body)``
     (a reply for a client that does not stream), ``model_key(name)`` and
-    ``default_model``; and routes requests from ``do_GET``/``do_POST`` as its API does.
+    ``default_model``; and routes requests from ``_get(head)`` (GET and HEAD) and
+    ``do_POST`` as its API does.
     Each reply ends its connection, so no idle keep-alive connection holds up shutdown.
     """
 
@@ -339,6 +340,12 @@ class ReplayHandler(BaseHTTPRequestHandler):
         self.request_version = "HTTP/1.1"  # so even a request line we could not read gets a status line
         text = message or self.responses.get(code, ("error",))[0]
         self.send_json_error(code, f"{PREFIX}{text}")
+
+    def do_HEAD(self):
+        self._get(head=True)
+
+    def do_GET(self):
+        self._get(head=False)
 
     def do_PUT(self):
         self.send_error(405)
@@ -506,6 +513,9 @@ class ReplayHandler(BaseHTTPRequestHandler):
         raise NotImplementedError
 
     def whole_reply(self, turn: dict, positions: list, body: dict) -> dict:
+        raise NotImplementedError
+
+    def _get(self, head: bool) -> None:
         raise NotImplementedError
 
     @staticmethod

@@ -31,7 +31,7 @@ import httpx2
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_BASE_URLS, REQUEST_TIMEOUT
 from .sse import EventReader, chunk_of
-from .wire import LineTap
+from .wire import LineTap, chunks_only
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
@@ -95,7 +95,7 @@ class ProviderModel:
 
     def __call__(self, messages: list, tool_schemas: list):
         """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
-        return _chunks_only(self.wire(messages, tool_schemas))
+        return chunks_only(self.wire(messages, tool_schemas))
 
     def wire(self, messages: list, tool_schemas: list):
         """Like calling it, but each item is ``(chunk, event)``: the event's text as it came."""
@@ -103,15 +103,11 @@ class ProviderModel:
 
     def _stream(self, messages, tool_schemas):
         received = 0
-        stream = reader = None
+        stream = None
         try:
             stream = self._request(messages, tool_schemas)
-            for part in stream:
-                received += 1
-                if received == 1:  # this request's lines, bound as its first chunk arrives
-                    copy = self.tap.take()
-                    reader = EventReader(copy) if copy else None
-                event = reader.next_event() if reader else None
+            events = self.tap.pairs(stream, lambda copy: EventReader(copy).next_event)
+            for received, (part, event) in enumerate(events, start=1):
                 yield chunk_of(event, part), event
         except self.sdk.APIError as exc:
             raise self.failure(exc, received) from exc
@@ -247,13 +243,6 @@ def _server_message(exc) -> str:
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) and message else getattr(exc, "message", str(exc))
 
-
-def _chunks_only(pairs):
-    try:
-        for chunk, _ in pairs:
-            yield chunk
-    finally:
-        pairs.close()
 
 
 def reported_in_replies(recording: dict) -> dict:

@@ -168,12 +168,6 @@ class OllamaHandler(ReplayHandler):
         chunks = [turn["chunks"][index]["chunk"] for index in positions]
         return whole_reply(chunks, bool(body.get("tools")))
 
-    def do_HEAD(self):
-        self._get(head=True)
-
-    def do_GET(self):
-        self._get(head=False)
-
     def _get(self, head: bool):
         replay = self.replay
         routes = {

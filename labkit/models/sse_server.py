@@ -42,12 +42,14 @@ class SSEHandler(ReplayHandler):
 
     stream_type = "text/event-stream; charset=utf-8"
     chat_route = ""
+    event = staticmethod(lambda chunk: "")  # a chunk as the API writes its event
 
-    def do_HEAD(self):
-        self._get(head=True)
+    @classmethod
+    def wire_line(cls, entry: dict) -> bytes:
+        return (entry.get("line") or cls.event(entry["chunk"])).encode() + b"\n\n"
 
-    def do_GET(self):
-        self._get(head=False)
+    def stream_error(self, text: str) -> bytes:
+        return self.event(self.error_body(500, text)).encode() + b"\n\n"
 
     def _get(self, head: bool):
         replay = self.replay
@@ -93,10 +95,6 @@ class SSEHandler(ReplayHandler):
             return True
         self.send_json_error(401, self.bad_key)
         return False
-
-    @staticmethod
-    def wire_line(entry: dict) -> bytes:
-        raise NotImplementedError
 
 
 # --- OpenAI -------------------------------------------------------------------------------
@@ -153,10 +151,7 @@ class OpenAIHandler(SSEHandler):
     garbage = b'data: {"id": "chatcmpl-cut\n\n'
     default_model = DEFAULT_MODELS["openai"]
     bad_key = "Incorrect API key provided. You can find your API key in your server's settings."
-
-    @staticmethod
-    def wire_line(entry: dict) -> bytes:
-        return (entry.get("line") or openai_event(entry["chunk"])).encode() + b"\n\n"
+    event = staticmethod(openai_event)
 
     @staticmethod
     def final(chunk: dict) -> bool:
@@ -171,9 +166,6 @@ class OpenAIHandler(SSEHandler):
             status, "invalid_request_error" if status < 500 else "server_error")
         code = {401: "invalid_api_key", 404: "model_not_found"}.get(status)
         return {"error": {"message": text, "type": kind, "param": None, "code": code}}
-
-    def stream_error(self, text: str) -> bytes:
-        return openai_event(self.error_body(500, text)).encode() + b"\n\n"
 
     def missing_model(self, name: str) -> str:
         return f"The model `{name}` does not exist or you do not have access to it."
@@ -250,10 +242,7 @@ class AnthropicHandler(SSEHandler):
     garbage = b'event: content_block_delta\ndata: {"type": "cut\n\n'
     default_model = DEFAULT_MODELS["anthropic"]
     bad_key = "invalid x-api-key"
-
-    @staticmethod
-    def wire_line(entry: dict) -> bytes:
-        return (entry.get("line") or anthropic_event(entry["chunk"])).encode() + b"\n\n"
+    event = staticmethod(anthropic_event)
 
     @staticmethod
     def final(chunk: dict) -> bool:
@@ -270,9 +259,6 @@ class AnthropicHandler(SSEHandler):
                 429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500
                                              else "api_error")
         return {"type": "error", "error": {"type": kind, "message": text}}
-
-    def stream_error(self, text: str) -> bytes:
-        return anthropic_event(self.error_body(500, text)).encode() + b"\n\n"
 
     def missing_model(self, name: str) -> str:
         return f"model: {name}"

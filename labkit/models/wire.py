@@ -64,6 +64,18 @@ class LineTap(httpx.BaseTransport, httpx2.BaseTransport):
         copy, self._latest.copy = getattr(self._latest, "copy", None), None
         return copy
 
+    def pairs(self, stream, reader=lambda copy: copy.next_line):
+        """Each item an SDK's ``stream`` yields, paired with its text on the wire:
+        ``(item, text or None)``. ``reader(copy)`` gives the function that returns the next
+        item's text from the response's :class:`LineCopy` (default: its next line). The
+        copy is bound when the first item arrives, in the thread that made the request."""
+        next_text = None
+        for item in stream:
+            if next_text is None:
+                copy = self.take()
+                next_text = reader(copy) if copy else (lambda: None)
+            yield item, next_text()
+
     def close(self) -> None:
         self.transport.close()
 
@@ -103,3 +115,12 @@ class LineCopy(httpx.SyncByteStream, httpx2.SyncByteStream):
 
     def close(self) -> None:
         self.stream.close()
+
+
+def chunks_only(pairs):
+    """The chunks of ``(chunk, text)`` pairs; closing it closes ``pairs`` (ends the request)."""
+    try:
+        for chunk, _ in pairs:
+            yield chunk
+    finally:
+        pairs.close()
