@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..harness.loop import positive_int
 from ..recording.format import check_recording, load_recording
-from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT, recording_path
+from ..settings import DEFAULT_MODEL, SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT, recording_path
 from .replay import ReplayMismatch, RequestCursor
 
 BATCH_BYTES = 64 * 1024      # unpaced replies go out in HTTP chunks of about this size
@@ -156,8 +156,9 @@ class ReplayServer:
     keeps any unexpected handler error.
 
     ``handler`` is the protocol's :class:`ReplayHandler`. It answers to the model names
-    ``models`` (default: ``labkit-replay:<recording>``, the protocol's default model
-    and the model the recording names); any other name gets the API's 404.
+    ``models`` (default: ``labkit-replay:<recording>``, the course's model tag, the
+    protocol's default model and the model the recording names); any other name gets the
+    API's 404.
     ``api_key``: the key a client must send (None: any key, or none).
     """
 
@@ -184,7 +185,7 @@ class ReplayServer:
             "note": "no model runs here: every reply is read from the recording"}
         recorded = self.recording["provenance"].get("model")
         self.models = list(dict.fromkeys(models if models is not None else [
-            f"labkit-replay:{Path(served.name).stem}", handler.default_model,
+            f"labkit-replay:{Path(served.name).stem}", DEFAULT_MODEL, handler.default_model,
             *([recorded] if recorded else [])]))
         self.modified = served.modified
         self._lock = threading.Lock()

@@ -30,7 +30,8 @@ def test_the_openai_server_lists_recordings_not_models_and_says_what_it_serves()
         one = openai_client(server).models.retrieve("gpt-4.1-mini")
         raw = httpx.get(f"{server.url}/v1/models").json()
         root = httpx.get(server.url)
-    assert [m.id for m in listed.data] == ["labkit-replay:repair_openai", "gpt-4.1-mini"]
+    assert [m.id for m in listed.data] == ["labkit-replay:repair_openai", "gemma4:e2b",
+                                           "gpt-4.1-mini"]
     assert all("not a model" in m.owned_by for m in listed.data) and one.id == "gpt-4.1-mini"
     assert raw["labkit_replay"]["recording"] == "repair_openai.json"
     assert raw["labkit_replay"]["provenance"] == recorded["provenance"]
@@ -45,7 +46,7 @@ def test_the_anthropic_server_lists_recordings_not_models_and_says_what_it_serve
         with pytest.raises(anthropic.NotFoundError) as missing:
             anthropic_client(server).models.retrieve("claude-opus-9")
     assert [m.id for m in listed.data] == ["labkit-replay:repair_anthropic",
-                                           "claude-haiku-4-5"]
+                                           "gemma4:e2b", "claude-haiku-4-5"]
     assert all("a recording, not a model" in m.display_name for m in listed.data)
     assert raw["labkit_replay"]["wire_format"] == "anthropic"
     assert missing.value.body["error"] == {"type": "not_found_error", "message": "model: claude-opus-9"}
