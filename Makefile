@@ -92,7 +92,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 recordings: setup
 	$(BIN)/python -c "from labkit.models.scripted import main; main()"
 
-# Re-execute the five lessons in place and save their outputs (never edit outputs by hand).
+# Re-execute the lessons in place and save their outputs (never edit outputs by hand).
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \

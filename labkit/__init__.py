@@ -4,9 +4,9 @@
   conversation to a model, assembles each streamed reply (``assemble_turn``),
   dispatches complete tool calls to ``RepoTools`` and decides when to stop; the
   independent check says whether the sample's tests pass. Standard library only.
-- ``labkit.models``: where replies come from: live Ollama (``OllamaModel``), a
-  recording replayed in process (``ReplayModel``) or over HTTP (``serve_recording``),
-  or a script.
+- ``labkit.models``: where replies come from: a live Ollama (``OllamaModel``), any
+  OpenAI-compatible server (``OpenAIModel``), Anthropic (``AnthropicModel``), a recording
+  replayed in process (``ReplayModel``) or over HTTP (``serve_recording``), or a script.
 - ``labkit.recording``: an attempt captured whole, saved and loaded.
 - ``labkit.lessons``: the lessons' runs, failure cases and widgets.
 - ``labkit.grading``: the exercises' checks (``labkit.exercises``), the student edition
@@ -36,14 +36,14 @@ from .lessons.lesson import (LessonError, LessonRun, lesson_model, run_lesson, t
                              time_totals)
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
-from .models import (OllamaError, OllamaModel, PlannedTurn, ReplayError, ReplayModel,
-                     ScriptedChat, call, serve_recording)
+from .models import (AnthropicModel, OllamaError, OllamaModel, OpenAIModel, PlannedTurn,
+                     ProviderError, ReplayError, ReplayModel, ScriptedChat, call, serve_recording)
 from .recording import (RecordingError, compact_event, load_recording, recorded_answers,
                         replay_harness, run_attempt, save_recording)
 from .settings import recording_path
 
 __all__ = [
-    "EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SOURCE_FILE", "STOP_REASONS", "SYSTEM_PROMPT",
+    "AnthropicModel", "OpenAIModel", "ProviderError", "EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SOURCE_FILE", "STOP_REASONS", "SYSTEM_PROMPT",
     "TEST_FILE", "Chat", "Checks", "file_sha256", "time_spans", "time_totals",
     "ChunkStepper", "ConversationView", "LessonError", "LessonRun", "OllamaError", "OllamaModel",
     "PlannedTurn", "RecordingError", "RepoTools", "ReplayError", "ReplayModel", "ScriptedChat",

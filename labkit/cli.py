@@ -1,8 +1,9 @@
-"""``python -m labkit``: replay a recording, serve one over Ollama's API, or record a live attempt."""
+"""``python -m labkit``: replay a recording, serve one over its API, or record a live attempt."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import sys
@@ -11,7 +12,10 @@ from pathlib import Path
 
 from .grading.edition import add_arguments as lessons_arguments, write_lessons
 from .harness.loop import positive_int
+from .models.anthropic_model import AnthropicModel
 from .models.ollama_model import OllamaError, OllamaModel
+from .models.openai_model import OpenAIModel
+from .models.provider import ProviderError, reported_in_replies
 from .models.replay import ReplayModel
 from .models.server import serve_recording
 from .recording.attempt import run_attempt
@@ -19,8 +23,10 @@ from .lessons.trace import event_line
 from .recording.setup import replay_harness
 from .recording.format import (RecordingError, compact_event, load_recording, save_recording,
                                timestamp)
-from .settings import DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODEL, MY_RECORDINGS
+from .settings import (DEFAULT_BASE_URLS, DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODELS,
+                       MY_RECORDINGS, PROVIDERS)
 
+MODEL_ERRORS = (OllamaError, ProviderError)  # a live model's errors, each saying what to do
 
 
 def main(argv=None) -> int:
@@ -37,28 +43,48 @@ def main(argv=None) -> int:
     replay.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
                         help="model-request budget (default: the recording's own)")
     serve = commands.add_parser(
-        "serve", help="serve a recording over Ollama's HTTP API on 127.0.0.1",
-        description="Answer Ollama chat requests from a recording, one recorded turn per "
-                    "request, so the real ollama SDK (OllamaModel, or any Ollama client) runs "
-                    "offline. It says it is a replay server, never a model. Ctrl-C stops it.")
+        "serve", help="serve a recording over its API (Ollama's, OpenAI's or Anthropic's) "
+                      "on 127.0.0.1",
+        description="Answer chat requests from a recording, one recorded turn per request, "
+                    "over the API it was recorded in (Ollama's, OpenAI's Chat Completions or "
+                    "Anthropic's Messages), so the real SDK runs offline. It says it is a "
+                    "replay server, never a model. Ctrl-C stops it.")
     _replay_options(serve)
     serve.add_argument("--port", type=_port, default=0, metavar="N",
                        help="port to listen on (default: a free one, printed at start)")
     record = commands.add_parser(
-        "record", help="run the loop live through Ollama and save the attempt as a recording",
-        description="Check a fresh copy of sample_repo/, run the loop live through Ollama, "
-                    "check again, and save the attempt as a recording that says which model, "
-                    "digest and server wrote it. A run that ends in a model error, or that you "
-                    "interrupt, writes nothing.")
-    record.add_argument("--model", default=DEFAULT_MODEL, metavar="TAG",
-                        help=f"Ollama model tag (default: {DEFAULT_MODEL})")
+        "record", help="run the loop live (Ollama, an OpenAI-compatible server, Anthropic) "
+                       "and save the attempt as a recording",
+        description="Check a fresh copy of sample_repo/, run the loop live, check again, and "
+                    "save the attempt as a recording that says which provider, server and "
+                    "model wrote it. A run that ends in a model error, or that you interrupt, "
+                    "writes nothing. API keys are read from OPENAI_API_KEY or "
+                    "ANTHROPIC_API_KEY, never from the command line, and never saved.")
+    record.add_argument("--provider", choices=PROVIDERS, default="ollama",
+                        help="the API the server speaks (default: ollama); openai is any "
+                             "OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, "
+                             "Ollama's /v1")
+    record.add_argument("--model", default=None, metavar="NAME",
+                        help="the model (default: the provider's: " + ", ".join(
+                            f"{p} {m}" for p, m in DEFAULT_MODELS.items()) + ")")
     record.add_argument("--host", default=None, metavar="URL",
                         help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})")
+    record.add_argument("--base-url", default=None, metavar="URL",
+                        help="OpenAI-compatible or Anthropic server (default: $OPENAI_BASE_URL "
+                             f"or $ANTHROPIC_BASE_URL, else {' or '.join(DEFAULT_BASE_URLS.values())}"
+                             "), e.g. http://127.0.0.1:1234/v1")
+    record.add_argument("--no-stream", action="store_true",
+                        help="ask an OpenAI-compatible server for whole replies, for servers "
+                             "that cannot stream tool calls")
     record.add_argument("--max-turns", type=_positive_int, default=DEFAULT_MAX_TURNS, metavar="N",
                         help=f"model-request budget (default: {DEFAULT_MAX_TURNS})")
     record.add_argument("--output", default=None, metavar="PATH",
                         help="where to save it (default: recordings/mine/TAG-TIME.json); "
                              "an existing file is never overwritten")
+    record.add_argument("--about", type=_fact, action="append", default=[], metavar="KEY=VALUE",
+                        help="a fact about the server or model that it cannot report itself "
+                             "(its software and version, the model file and its sha256), saved "
+                             "in the recording's provenance under 'declared'; repeatable")
     lessons_arguments(commands.add_parser(
         "lessons", help="write the lessons into a folder of yours, never overwriting one"))
     args = parser.parse_args(argv)
@@ -118,14 +144,41 @@ def serve_command(args) -> int:
     with server:
         identity = server.identity
         print(f"Serving {args.recording} ({identity['provenance']['source']}, "
-              f"{identity['turns']} turns) at {server.url}: a replay, not a live model.")
-        print(f"Use it as an Ollama server: OLLAMA_HOST={server.url} python -m labkit record")
+              f"{identity['turns']} turns, {identity['wire_format']} API) at {server.url}: a "
+              "replay, not a live model.")
+        print(f"Use it as {SERVED_AS[identity['wire_format']].format(url=server.url)}")
         print("Press Ctrl-C to stop.", flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
             print("Stopped.")
     return 0
+
+
+SERVED_AS = {
+    "ollama": "an Ollama server: OLLAMA_HOST={url} python -m labkit record",
+    "openai": "an OpenAI-compatible server: python -m labkit record --provider openai "
+              "--base-url {url}/v1",
+    "anthropic": "Anthropic's API: python -m labkit record --provider anthropic --base-url {url}",
+}
+
+
+def live_model(args):
+    """The live model ``record`` asked for (ValueError or a model error if it cannot be made)."""
+    model = args.model or DEFAULT_MODELS[args.provider]
+    if args.provider == "ollama" and args.base_url:
+        raise ValueError("--base-url is for --provider openai or anthropic; give Ollama's "
+                         "address with --host")
+    if args.provider != "ollama" and args.host:
+        raise ValueError(f"--host is Ollama's address; give the {args.provider} server's with "
+                         "--base-url")
+    if args.provider != "openai" and args.no_stream:
+        raise ValueError("--no-stream is for --provider openai")
+    if args.provider == "ollama":
+        return OllamaModel(model, args.host)
+    if args.provider == "openai":
+        return OpenAIModel(model, base_url=args.base_url, stream=not args.no_stream)
+    return AnthropicModel(model, base_url=args.base_url)
 
 
 def record_command(args) -> int:
@@ -135,25 +188,33 @@ def record_command(args) -> int:
               "--output", file=sys.stderr)
         return 2
     try:
-        model = OllamaModel(args.model, args.host)
-    except ValueError as exc:
+        declared = declared_facts(args.about)
+        model = live_model(args)
+    except (ValueError, *MODEL_ERRORS) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with model:
         try:
+            if args.provider != "ollama":
+                model.check()
             provenance = model.provenance()
-        except OllamaError as exc:
+        except MODEL_ERRORS as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        if declared:  # a replay's facts belong to the replay, not to whoever wrote the chunks
+            (provenance.get("replayed_from") or provenance)["declared"] = declared
         output = output or default_output(provenance)
         replayed = provenance.get("replayed_from")
+        where = getattr(model, "base_url", None) or model.host
         if replayed:
-            print(f"Note: {model.host} is a labkit replay server serving {replayed['recording']} "
+            print(f"Note: {where} is a labkit replay server serving {replayed['recording']} "
                   f"({provenance['source']}); the recording will say it was replayed, not "
                   f"written by {model.model}.")
-        else:
+        elif args.provider == "ollama":
             print(f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
                   f"{provenance['server_version']} at {model.host}")
+        else:
+            print(f"Model {model.model} on the {args.provider} server at {model.host}")
         print(f"Recording an attempt on a fresh copy of sample_repo, max_turns={args.max_turns}")
         interrupted = []
 
@@ -178,6 +239,8 @@ def record_command(args) -> int:
         print(f"No recording written: the model call failed, so this is not a whole attempt. "
               f"{stop['error']}", file=sys.stderr)
         return 1
+    if args.provider != "ollama" and not recording["provenance"].get("replayed_from"):
+        recording["provenance"]["server_reported"]["in_replies"] = reported_in_replies(recording)
     save_recording(recording, output)
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
     print(f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
@@ -245,6 +308,28 @@ def _replay_options(command) -> None:
     command.add_argument("--speed", type=float, default=None, metavar="X",
                          help="pace the chunks at X times their recorded speed "
                               "(default: no pacing)")
+
+
+def _fact(text: str) -> tuple:
+    key, sep, value = text.partition("=")
+    if not (sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key) and value.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (a key of letters, digits "
+                                         "and _, then a value), e.g. model_sha256=a5fd3b...")
+    return key, value.strip()
+
+
+def declared_facts(facts: list) -> dict:
+    """The ``--about`` facts as a dict; ValueError for a key given twice or an API key's value
+    (a recording never holds a key)."""
+    declared = {}
+    for key, value in facts:
+        if key in declared:
+            raise ValueError(f"--about {key}=... is given twice; give each fact once")
+        declared[key] = value
+    keys = [os.environ.get(v) for v in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")]
+    if any(k and k in value for k in keys for value in declared.values()):
+        raise ValueError("an --about value holds an API key; a recording never keeps a key")
+    return declared
 
 
 def _port(text: str) -> int:

@@ -86,11 +86,13 @@ def tool_turn(*calls):
 
 
 class ListChat:
-    """A chat that answers each request with the next list of chunks and keeps the requests."""
+    """A chat that answers each request with the next list of chunks and keeps the requests.
+    ``wire_format``: the format its chunks are in (None: Ollama's)."""
 
-    def __init__(self, *turns):
+    def __init__(self, *turns, wire_format=None):
         self.turns = list(turns)
         self.requests = []
+        self.wire_format = wire_format
 
     def __call__(self, messages, tool_schemas):
         self.requests.append(messages)
@@ -212,3 +214,12 @@ def texts_with_class(html, css_class):
     collector.feed(html)
     collector.close()
     return ["".join(parts) for parts in collector.found]
+
+
+def assert_time_grows_in_step(seconds_for, small=10_000, large=160_000):
+    """Fail unless the least CPU time of 3 runs of ``seconds_for(n)`` (a function timing some
+    work on n fragments and returning the seconds) grows at most 2.5 times faster than n."""
+    def best(n):
+        return min(seconds_for(n) for _ in range(3))
+    short, long = best(small), best(large)
+    assert long < large / small * 2.5 * max(short, 1e-3), (short, long)

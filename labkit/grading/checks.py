@@ -777,9 +777,12 @@ def _recorded_chunks(name: str, turn: int) -> list:
     return [entry["chunk"] for entry in recording["turns"][turn - 1]["chunks"]]
 
 
-# --- Lessons 07 and 08 keep their checks in modules of their own --------------------------
+# --- Lessons 06 to 08 keep their checks in modules of their own ---------------------------
+# (imported last: lesson 06's build on the helpers above)
 
 from .budget_checks import check_compaction, check_head_and_tail  # noqa: E402
+from .checks_providers import check_assemble_calls, check_result_messages  # noqa: E402
 from .permission_checks import check_gate_stops, check_policy  # noqa: E402
 
-__all__ += ["check_policy", "check_gate_stops", "check_head_and_tail", "check_compaction"]
+__all__ += ["check_assemble_calls", "check_result_messages", "check_policy", "check_gate_stops",
+            "check_head_and_tail", "check_compaction"]

@@ -71,8 +71,8 @@ def exercises(notebook) -> list:
 def exercise_problems(notebook, known_checks=None) -> list:
     """Every way the notebook breaks the course's nbgrader rules, as sentences."""
     if known_checks is None:
-        from . import checks
-        known_checks = set(checks.__all__)
+        from . import checks, checks_providers  # every lesson's checks
+        known_checks = set(checks.__all__) | set(checks_providers.__all__)
     problems, seen, waiting = [], {}, None
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     for index, cell in enumerate(notebook.cells):

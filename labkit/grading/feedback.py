@@ -19,6 +19,8 @@ from .isolated import AnswerError, run_answer, same, time_answer, unchanged
 STUB_ADVICE = "replace the `raise NotImplementedError()` line with your code"
 #: How much faster than a linear reference's an answer's time may grow with its input.
 MAX_GROWTH = 2.0
+#: How many times a growth over the limit is measured before the answer fails.
+MEASUREMENTS = 3
 
 
 class CheckFailed(AssertionError):
@@ -117,27 +119,37 @@ def check_linear_time(answer: Answer, reference: tuple, inputs: dict, expected, 
     processes whose CPU time is read from outside; each size's least time per call counts
     (a call quicker than ``min_seconds`` is repeated). Only growth is compared, never
     absolute times, so a slow or busy machine passes a right answer and fails a quadratic
-    one alike.
+    one alike. A growth over the limit is measured again, up to ``MEASUREMENTS`` times,
+    and fails only if it stays over: a burst of load on a shared machine can slow one
+    measurement, not all of them, while a quadratic answer is over the limit every time.
     """
     small, large = sorted(inputs)
-    try:
-        mine = time_answer(answer.source, answer.name, inputs, min_seconds=min_seconds)
-    except AnswerError as exc:
-        fail(f"{answer.name} on long {what}: {exc}", hint=hint)
-    for size, calls in inputs.items():
-        for arguments, got in zip(calls, mine[size][1]):
-            if not same(got, expected(arguments)):
-                fail(f"{answer.name} on long {what} ({size:,} {unit}) did not return what a "
-                     "right answer returns", hint=hint)
-    linear = time_answer(*reference, inputs, min_seconds=min_seconds)
-    growth = mine[large][0] / max(mine[small][0], 1e-6)
-    expected_growth = max(linear[large][0] / max(linear[small][0], 1e-6), 1.0)
     heading = f"{answer.name}: {what} of {small:,} and {large:,} {unit} ({large // small}x longer)"
-    if growth > MAX_GROWTH * expected_growth:
-        fail(f"{heading}: your function took {growth:.0f}x as long on the longer one, a linear "
-             f"one {expected_growth:.0f}x: your work grows faster than the input", hint=hint)
-    print(f"Linear: on {what} {large // small}x longer your time grew about as much as a "
-          "linear reference's.")  # no figures: they differ from run to run
+    least = None
+    for attempt in range(MEASUREMENTS):
+        try:
+            mine = time_answer(answer.source, answer.name, inputs, min_seconds=min_seconds)
+        except AnswerError as exc:
+            fail(f"{answer.name} on long {what}: {exc}", hint=hint)
+        if attempt == 0:
+            for size, calls in inputs.items():
+                for arguments, got in zip(calls, mine[size][1]):
+                    if not same(got, expected(arguments)):
+                        fail(f"{answer.name} on long {what} ({size:,} {unit}) did not return "
+                             "what a right answer returns", hint=hint)
+        linear = time_answer(*reference, inputs, min_seconds=min_seconds)
+        growth = mine[large][0] / max(mine[small][0], 1e-6)
+        expected_growth = max(linear[large][0] / max(linear[small][0], 1e-6), 1.0)
+        if growth <= MAX_GROWTH * expected_growth:
+            print(f"Linear: on {what} {large // small}x longer your time grew about as much as "
+                  "a linear reference's.")  # no figures: they differ from run to run
+            return
+        if least is None or growth / expected_growth < least[0] / least[1]:
+            least = (growth, expected_growth)
+    growth, expected_growth = least
+    fail(f"{heading}: your function took {growth:.0f}x as long on the longer one, a linear one "
+         f"{expected_growth:.0f}x (the closest of {MEASUREMENTS} measurements): your work grows "
+         "faster than the input", hint=hint)
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:

@@ -6,7 +6,9 @@ this folder:
 - ``contracts.py``: what the loop needs from a model (``Chat``) and tools (``Tools``),
   and what each of its events holds;
 - ``loop.py``: ``agent_events``, the loop itself;
-- ``formats.py``: what is per provider (how a reply streams in, how results go back);
+- ``formats.py``: what is per provider (how a reply streams in, how results go back),
+  with ``openai_format.py`` and ``anthropic_format.py`` beside it and ``assembled.py``
+  for what their turns share;
 - ``turns.py``: a streamed Ollama reply folded into one assistant message;
 - ``tools.py``: the three tools, confined to a copy of the sample repository;
 - ``prompt.py``: the words the model is given;
@@ -20,7 +22,7 @@ and itself: the models, recordings, lessons and grading are built on it, not in 
 """
 
 from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, tool_names
-from .formats import OLLAMA, format_of, tool_message
+from .formats import ANTHROPIC, FORMATS, OLLAMA, OPENAI, format_of, tool_message
 from .loop import MAX_TURNS, agent_events, call_tool
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
 from .sample import (SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks,
@@ -28,7 +30,7 @@ from .sample import (SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, ru
 from .tools import RepoTools
 from .turns import Turn, TurnAssembler, assemble_turn
 
-__all__ = ["EVENT_TYPES", "MAX_TURNS", "OLLAMA", "ToolCall", "format_of", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
+__all__ = ["ANTHROPIC", "EVENT_TYPES", "FORMATS", "MAX_TURNS", "OLLAMA", "OPENAI", "ToolCall", "format_of", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
            "SYSTEM_PROMPT", "TEST_FILE", "Chat", "Checks", "RepoTools", "Tools", "Turn",
            "TurnAssembler", "agent_events", "assemble_turn", "call_tool", "file_sha256", "run_checks",
            "sample_copy", "tool_message", "tool_names"]

@@ -60,10 +60,11 @@ def tool_names(schemas) -> list[str]:
 STOP_REASONS = {
     "assistant_finished": "the model sent a final message with text and no tool calls",
     "empty_response": "the model's complete reply had no text and no tool calls",
-    "incomplete_model_turn": "the stream ended without 'done', or was cut by the output-length "
-    "limit (done_reason 'length'); no tool from it was run",
-    "malformed_model_turn": "a chunk of the reply was not valid Ollama chat data; no tool from "
-    "it was run",
+    "incomplete_model_turn": "the stream ended before its final chunk (Ollama's 'done', "
+    "OpenAI's finish_reason, Anthropic's message_stop), or was cut by the output-length limit "
+    "('length', 'max_tokens'); no tool from it was run",
+    "malformed_model_turn": "a chunk of the reply broke its wire format (or a call's joined "
+    "arguments were not a JSON object); no tool from it was run",
     "model_error": "calling the model raised an error (its text is in 'error')",
     "max_turns": "the budget of model requests was spent; the last turn's tools ran, "
     "but no further request was made",

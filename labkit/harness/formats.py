@@ -1,7 +1,9 @@
 """How a reply streams in and how tool results go back: the part of the loop that is per provider.
 
 The loop is the same for every model server; what differs is the wire format. A
-format is two small pure pieces, side by side here so they can be compared:
+format is two small pure pieces, and the three the course knows sit side by side so
+they can be compared: Ollama's here, OpenAI's in ``openai_format.py`` and Anthropic's
+in ``anthropic_format.py``:
 
 - ``assembler()``: folds the reply's chunks, one at a time, into a turn that says
   whether it finished cleanly (``unfinished``), whether it broke the format
@@ -10,13 +12,25 @@ format is two small pure pieces, side by side here so they can be compared:
 
 A chat says which format it speaks with a ``wire_format`` attribute (a format, or its
 name); a chat that says nothing speaks Ollama's.
+
+| | Ollama | OpenAI | Anthropic |
+| --- | --- | --- | --- |
+| a tool call arrives | whole, on one chunk | in fragments by ``index`` | in ``input_json_delta`` fragments of a block |
+| complete when | ``done: true`` | a choice's ``finish_reason`` | ``message_stop`` |
+| refused end | ``done_reason "length"`` | ``finish_reason "length"`` | ``stop_reason "max_tokens"`` |
+| results go back as | one ``tool`` message each, naming the tool | one ``tool`` message each, naming the ``tool_call_id`` | one ``user`` message of ``tool_result`` blocks, naming each ``tool_use_id`` |
+
+The loop keeps the system prompt as its first message for every format; a model whose
+API wants it elsewhere (Anthropic's ``system`` parameter) moves it when it sends the request.
 """
 
 from __future__ import annotations
 
 import json
 
+from .anthropic_format import ANTHROPIC
 from .contracts import Message, ToolCall
+from .openai_format import OPENAI
 from .turns import TurnAssembler
 
 
@@ -39,7 +53,7 @@ class Ollama:
 
 
 OLLAMA = Ollama()
-FORMATS = {OLLAMA.name: OLLAMA}
+FORMATS = {wire.name: wire for wire in (OLLAMA, OPENAI, ANTHROPIC)}
 
 
 def format_of(chat):

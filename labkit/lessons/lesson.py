@@ -1,12 +1,13 @@
 """What the notebooks share: the model a lesson's parameters choose, one recorded run, and
 where a run's time went.
 
-In live mode a lesson meets the real world: no server, a wrong host, a model not
-pulled, a model that cannot call tools or think. ``lesson_model`` asks the server
-first and ``run_lesson`` checks how the run ended, so each of those stops the
-lesson at the first cell that talks to the model, with one :class:`LessonError`
-whose text says what to do, rather than a later cell failing on a run that never
-happened.
+In live mode a lesson meets the real world: no server, a wrong address, a model not
+pulled or not served, a key missing, a model that cannot call tools or think.
+``lesson_model`` asks the server first and ``run_lesson`` checks how the run ended, so
+each of those stops the lesson at the first cell that talks to the model, with one
+:class:`LessonError` whose text says what to do, rather than a later cell failing on a
+run that never happened. The same holds for each provider: Ollama, any
+OpenAI-compatible server, Anthropic.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..harness.prompt import REPAIR_TASK
 from ..models.replay import ReplayModel
 from ..recording.attempt import run_attempt
 from ..recording.format import load_recording
-from ..settings import DEFAULT_MODEL
+from ..settings import DEFAULT_MODELS, PROVIDER_RECORDINGS, PROVIDERS
 
 REPLAY_INSTEAD = 'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
 
@@ -31,25 +32,42 @@ class LessonError(RuntimeError):
         return [f"{type(self).__name__}: {self}"]
 
 
-def lesson_model(mode: str, *, recording, model: str = DEFAULT_MODEL, host: str | None = None,
-                 speed: float | None = None):
-    """The ``chat`` a lesson runs: a replay of ``recording``, or a live Ollama model.
+def lesson_model(mode: str, *, recording=None, model: str | None = None,
+                 host: str | None = None, speed: float | None = None, provider: str = "ollama",
+                 base_url: str | None = None):
+    """The ``chat`` a lesson runs: a replay of ``recording``, or a live model of ``provider``.
 
-    In live mode it first asks the server whether ``model`` is there and can call
-    tools and think; if not, it raises :class:`LessonError` saying what to do.
+    ``provider``: ``"ollama"`` (at ``host``), ``"openai"`` (any OpenAI-compatible server,
+    at ``base_url``) or ``"anthropic"``. ``recording`` None: the provider's recorded
+    repair; ``model`` None: the provider's default (``labkit.settings.DEFAULT_MODELS``).
+    In live mode it first asks the server whether the model is there (and, Ollama, can
+    call tools and think); if not, it raises :class:`LessonError` saying what to do.
     """
+    if provider not in PROVIDERS:
+        raise ValueError(f"PROVIDER must be one of {', '.join(map(repr, PROVIDERS))}, not "
+                         f"{provider!r}")
     if mode == "replay":
-        return ReplayModel(load_recording(recording), speed=speed)
-    if mode == "live":
-        from ..models.ollama_model import OllamaError, OllamaModel
+        return ReplayModel(load_recording(recording or PROVIDER_RECORDINGS[provider]),
+                           speed=speed)
+    if mode != "live":
+        raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
+    from ..models.anthropic_model import AnthropicModel
+    from ..models.ollama_model import OllamaError, OllamaModel
+    from ..models.openai_model import OpenAIModel
+    from ..models.provider import ProviderError
 
-        try:
+    model = model or DEFAULT_MODELS[provider]
+    try:
+        if provider == "ollama":
             chat = OllamaModel(model, host)
-            chat.check()
-        except (OllamaError, ValueError) as exc:
-            raise LessonError(f"live mode cannot start: {exc} {REPLAY_INSTEAD}") from None
-        return chat
-    raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
+        elif provider == "openai":
+            chat = OpenAIModel(model, base_url=base_url)
+        else:
+            chat = AnthropicModel(model, base_url=base_url)
+        chat.check()
+    except (OllamaError, ProviderError, ValueError) as exc:
+        raise LessonError(f"live mode cannot start: {exc} {REPLAY_INSTEAD}") from None
+    return chat
 
 
 @dataclass(frozen=True)

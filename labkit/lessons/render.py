@@ -20,7 +20,8 @@ from functools import partial
 from html import escape
 
 from ..harness.budget import COMPACTED
-from .steps import TAIL, ChunkStep, ConversationStep, TurnSteps, tool_result, who_decided
+from .steps import (TAIL, ChunkStep, ConversationStep, FragmentStep, FragmentSteps, TurnSteps,
+                    tool_result, who_decided)
 
 WIRE_LIMIT = 2000   # characters of one wire line shown
 FOLD_LINES = 8      # lines of a long message shown before "show the rest"
@@ -95,8 +96,9 @@ def dispatch_verdict(step: ChunkStep) -> tuple[str, str]:
     return "wait", f"not yet: waiting for the final chunk ('done'){waiting}"
 
 
-def chunk_step_html(step: ChunkStep) -> str:
-    """One step of a streamed turn: the chunk on the wire, the message so far, the verdict."""
+def _arrival(step, kept: str, rebuilt: str) -> list:
+    """The head of a step (which chunk, when it arrived) and the chunk on the wire: its kept
+    line (``kept`` says what it is), else its JSON written again (``rebuilt``)."""
     if step.number:
         arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
         head = f"chunk {step.number:,} of {step.total:,}{arrival}"
@@ -104,16 +106,21 @@ def chunk_step_html(step: ChunkStep) -> str:
             step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
     else:
         head, wire = f"before the first chunk (the stream has {step.total:,})", ""
-    label = ("on the wire: one line of NDJSON, exactly as it came" if step.line is not None
-             else "on the wire: one line of NDJSON (written again from the chunk: this "
-                  "recording kept no wire lines)")
+    label = (f"on the wire: {kept}, exactly as it came" if step.line is not None
+             else f"on the wire: {rebuilt} (written again from the chunk: this recording kept "
+                  "no wire lines)")
     more = len(wire) - WIRE_LIMIT
+    return [_div("labkit-head", "head", head),
+            _div("labkit-field", "field", label),
+            _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
+            _div("labkit-folded", "note", f"… {more:,} more characters") if more > 0 else ""]
+
+
+def chunk_step_html(step: ChunkStep) -> str:
+    """One step of a streamed turn: the chunk on the wire, the message so far, the verdict."""
     kind, verdict = dispatch_verdict(step)
     parts = [
-        _div("labkit-head", "head", head),
-        _div("labkit-field", "field", label),
-        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
-        _div("labkit-folded", "note", f"… {more:,} more characters of this line") if more > 0 else "",
+        *_arrival(step, "one line of NDJSON", "one line of NDJSON"),
         _div("labkit-field", "field", "assistant message so far: thinking"),
         _folded_note(step.thinking_hidden),
         _div("labkit-assembled-thinking", "thinking", step.thinking),
@@ -141,6 +148,75 @@ def turn_summary(steps: TurnSteps) -> str:
     """A one-line text summary of the whole turn."""
     final = steps.step(len(steps), tail=0)
     return f"ChunkStepper: {len(steps):,} chunks; at the end, {dispatch_verdict(final)[1]}"
+
+
+# --- A turn whose tool calls stream in fragments ----------------------------------------
+
+def fragment_verdict(step: FragmentStep) -> tuple[str, str]:
+    """``(kind, sentence)`` for an OpenAI or Anthropic stream, as ``dispatch_verdict`` says
+    it for Ollama's: "may dispatch", "not yet" or "refused", and why."""
+    calls = len(step.calls)
+    counted = f"{calls} tool call{'' if calls == 1 else 's'}"
+    if step.may_dispatch:
+        if calls:
+            return "may", (f"may dispatch: the reply finished ({step.finish!r}), so each call's "
+                           f"arguments are now whole JSON: its {counted} can run")
+        return "may", (f"may dispatch: the reply finished ({step.finish!r}) with no tool calls, "
+                       "so it is the model's final answer")
+    if step.problem:
+        return "refused", f"refused: {step.problem}; no tool from this turn runs"
+    if step.finish is not None or step.ended:
+        return "refused", f"refused: {step.unfinished}; no tool from this turn runs"
+    waiting = (f"; the {counted} so far must wait: their arguments are parsed only then"
+               if calls else "")
+    return "wait", f"not yet: waiting for {step.end_signal}{waiting}"
+
+
+def fragment_step_html(step: FragmentStep) -> str:
+    """One step of an OpenAI or Anthropic stream: the event on the wire, the text so far,
+    each call's arguments as JSON text so far and what json.loads says of it, the verdict."""
+    kind, verdict = fragment_verdict(step)
+    parts = [
+        *_arrival(step, "one server-sent event", "the event's data"),
+        _div("labkit-field", "field", "assistant message so far: text"),
+        _folded_note(step.content_hidden),
+        _div("labkit-assembled-text", "code", step.content),
+    ]
+    for number, call in enumerate(step.calls):
+        parts += [_div("labkit-field", "field", f"tool call {number}: its arguments as JSON text so far"),
+                  _div("labkit-call-name", "note", f"{call.name} (id {call.id})"),
+                  _div("labkit-call-arguments", "code", call.text),
+                  _json_verdict(call)]
+    parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
+                         "margin-top:8px;padding:4px 8px;font-weight:600", _text(verdict)))
+    return _body(parts)
+
+
+def _json_verdict(call) -> str:
+    """What json.loads makes of a call's text so far: an error until the text is whole."""
+    if call.not_json is None:
+        kind, sentence = "may", f"json.loads gives {_compact(call.parsed)}"
+    else:
+        kind, sentence = "wait", f"json.loads fails here: {call.not_json}"
+    return _tinted(f"labkit-json-verdict labkit-json-{'ok' if kind == 'may' else 'fails'}",
+                   DISPATCH_COLOURS[kind], f"{CODE};padding:2px 8px", _text(sentence))
+
+
+def fragments_static_html(steps: FragmentSteps, *, tail: int | None = TAIL) -> str:
+    """The whole turn after its last chunk, for a notebook viewed without a kernel."""
+    note = (f"Static view: the turn after all {len(steps):,} chunks. "
+            "Run the notebook to step through them.")
+    return _static("labkit-stepper", note, fragment_step_html(steps.step(len(steps), tail=tail)))
+
+
+def fragments_summary(steps: FragmentSteps) -> str:
+    final = steps.step(len(steps), tail=0)
+    return f"ChunkStepper: {len(steps):,} chunks; at the end, {fragment_verdict(final)[1]}"
+
+
+def _compact(value, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _folded_note(hidden: int) -> str:

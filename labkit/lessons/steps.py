@@ -4,6 +4,11 @@
 single pass and keeps a prefix index (how many fragments and characters, how many
 tool calls after each chunk; where ``done`` and the first problem arrived), so
 showing step k costs only what is shown, however long the stream.
+``FragmentSteps`` does the same for the formats whose tool calls stream in fragments
+(OpenAI's, Anthropic's): each step shows every call's arguments as the JSON text
+they are so far, and what ``json.loads`` makes of that text, with the loop's own
+assembler deciding whether the turn may be dispatched. It folds the stream again up to
+the step shown (time in proportion to the step: fine for the turns a lesson shows).
 ``conversation_story`` turns a run's message snapshots into a list that grows one
 message at a time, each step saying what was appended and by whom (and, in a run with
 a permission gate or a budget, what the gate decided and what the budget replaced).
@@ -17,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..harness.budget import measure
+from ..harness.formats import FORMATS
 from ..harness.turns import Turn, TurnAssembler
 
 TAIL = 2000  # characters of assembled text shown at once; earlier ones are counted, not shown
@@ -102,6 +108,93 @@ class TurnSteps:
         return ChunkStep(number, len(self), chunk, at, content, content_hidden, thinking,
                          thinking_hidden, assembler.tool_calls[:self._calls[number]], done,
                          assembler.done_reason if done else None, problem, line)
+
+
+# --- A turn whose tool calls stream in fragments -----------------------------------------
+
+#: What ends a reply, in each format whose calls stream in fragments.
+END_SIGNALS = {"openai": "the choice's finish_reason", "anthropic": "message_stop"}
+
+
+@dataclass(frozen=True)
+class CallFragments:
+    """One tool call at a step: its arguments as the JSON text so far, and what json.loads
+    makes of that text (``parsed``, or the error it raises, ``not_json``)."""
+
+    id: str
+    name: str
+    text: str
+    parsed: object = None
+    not_json: str | None = None
+
+
+@dataclass(frozen=True)
+class FragmentStep:
+    """What an OpenAI or Anthropic stream looks like after ``number`` of its ``total`` chunks."""
+
+    number: int
+    total: int
+    wire_format: str
+    chunk: object            # the chunk that just arrived, parsed (None before any)
+    at: float | None
+    line: str | None         # its server-sent event exactly as it came, if the recording kept it
+    content: str             # the text so far, or its last ``tail`` characters
+    content_hidden: int
+    calls: list              # CallFragments, in order
+    finish: str | None       # what the stream said when it ended, once it did
+    problem: str | None
+    unfinished: str | None   # why the turn may not run (yet), from the loop's own assembler
+
+    @property
+    def may_dispatch(self) -> bool:
+        return self.problem is None and self.unfinished is None
+
+    @property
+    def ended(self) -> bool:
+        return self.number == self.total
+
+    @property
+    def end_signal(self) -> str:
+        return END_SIGNALS[self.wire_format]
+
+
+class FragmentSteps:
+    """One recorded turn in ``wire_format`` (``"openai"`` or ``"anthropic"``), step by step.
+
+    ``turn`` is one entry of ``recording["turns"]`` or a plain list of chunk dicts.
+    """
+
+    def __init__(self, turn, wire_format: str):
+        if wire_format not in END_SIGNALS:
+            raise ValueError(f"FragmentSteps steps through {sorted(END_SIGNALS)} streams, not "
+                             f"{wire_format!r} (an Ollama turn goes to TurnSteps)")
+        self.entries = _chunk_entries(turn)
+        self.wire_format = wire_format
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def step(self, number: int, *, tail: int | None = TAIL) -> FragmentStep:
+        """The state after ``number`` chunks (0: the request is sent, nothing arrived yet)."""
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= len(self):
+            raise ValueError(f"step must be an int from 0 to {len(self)}, got {number!r}")
+        assembler = FORMATS[self.wire_format].assembler()
+        for _, chunk, _ in self.entries[:number]:
+            assembler.add(chunk)
+        turn = assembler.turn()
+        content, hidden = _tail([turn.text] if turn.text else [], 1 if turn.text else 0,
+                                len(turn.text), tail)
+        at, chunk, line = self.entries[number - 1] if number else (None, None, None)
+        return FragmentStep(number, len(self), self.wire_format, chunk, at, line, content, hidden,
+                            [_call_fragments(*call) for call in assembler.calls_so_far()],
+                            turn.finish, turn.problem, turn.unfinished)
+
+
+def _call_fragments(call_id: str, name: str, text: str) -> CallFragments:
+    try:
+        return CallFragments(call_id, name, text, parsed=json.loads(text))
+    except (ValueError, RecursionError) as exc:
+        return CallFragments(call_id, name, text, not_json=str(exc))
 
 
 def _chunk_entries(turn) -> list:

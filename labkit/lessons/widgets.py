@@ -12,7 +12,7 @@ import ipywidgets as widgets
 
 from ..harness.loop import positive_int
 from . import render
-from .steps import TAIL, TurnSteps, conversation_story
+from .steps import TAIL, FragmentSteps, TurnSteps, conversation_story
 
 
 class _Stepper(widgets.VBox):
@@ -70,16 +70,25 @@ class ChunkStepper(_Stepper):
 
     ``turn`` is ``recording["turns"][i]`` or a plain list of chunk dicts. Step k
     (1..N) shows chunk k as it arrived, the assistant message assembled from chunks
-    1..k, and whether the turn may be dispatched yet. ``tail``: characters of
-    assembled text shown (earlier ones are counted, not shown); ``interval``:
-    milliseconds per step when playing.
+    1..k, and whether the turn may be dispatched yet. ``wire_format``: ``"openai"`` or
+    ``"anthropic"`` for those APIs' streams (then each tool call's arguments show as the
+    JSON text so far, with what ``json.loads`` makes of it); None or ``"ollama"`` for
+    Ollama's. ``tail``: characters of assembled text shown (earlier ones are counted,
+    not shown); ``interval``: milliseconds per step when playing.
     """
 
     css_class = "labkit-stepper"
 
-    def __init__(self, turn, *, tail: int = TAIL, interval: int = 150):
+    def __init__(self, turn, *, wire_format: str | None = None, tail: int = TAIL,
+                 interval: int = 150):
         self.tail = positive_int(tail, "tail (the characters shown)")
-        self.steps = TurnSteps(turn)
+        if wire_format in (None, "ollama"):
+            self.steps = TurnSteps(turn)
+            self.views = (render.chunk_step_html, render.turn_static_html, render.turn_summary)
+        else:
+            self.steps = FragmentSteps(turn, wire_format)
+            self.views = (render.fragment_step_html, render.fragments_static_html,
+                          render.fragments_summary)
         first, last = (1, len(self.steps)) if len(self.steps) else (0, 0)
         self.play = widgets.Play(value=first, min=first, max=last, interval=interval,
                                  description="Play", tooltip="play the chunks in order")
@@ -88,13 +97,13 @@ class ChunkStepper(_Stepper):
         widgets.jslink((self.play, "value"), (self.slider, "value"))
 
     def step_html(self, value: int) -> str:
-        return render.chunk_step_html(self.steps.step(value, tail=self.tail))
+        return self.views[0](self.steps.step(value, tail=self.tail))
 
     def static_html(self) -> str:
-        return render.turn_static_html(self.steps, tail=self.tail)
+        return self.views[1](self.steps, tail=self.tail)
 
     def summary(self) -> str:
-        return render.turn_summary(self.steps)
+        return self.views[2](self.steps)
 
 
 class ConversationView(_Stepper):

@@ -34,3 +34,62 @@ def chunk(content: str | None = "", *, thinking: str | None = None, tool_calls: 
         item["done_reason"] = done_reason
     item.update(extra)
     return item
+
+
+# --- OpenAI's Chat Completions chunks -----------------------------------------------------
+
+CREATED_UNIX = 1796115600  # 2026-12-01T09:00:00Z, as OpenAI's ``created`` (Unix seconds)
+
+
+def openai_chunk(delta: dict | None = None, finish_reason: str | None = None, *,
+                 model: str = "scripted", chunk_id: str = "chatcmpl-scripted",
+                 created: int = CREATED_UNIX) -> dict:
+    """One ``chat.completion.chunk``: one choice, its ``delta`` and ``finish_reason``."""
+    return {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": [{"index": 0, "delta": delta if delta is not None else {},
+                         "logprobs": None, "finish_reason": finish_reason}]}
+
+
+def openai_call_start(index: int, call_id: str, name: str) -> dict:
+    """The first ``delta.tool_calls`` entry of a call: its index, id and name, no arguments yet."""
+    return {"index": index, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": ""}}
+
+
+def openai_arguments(index: int, fragment: str) -> dict:
+    """A later entry of a call: one fragment of its arguments' JSON text."""
+    return {"index": index, "function": {"arguments": fragment}}
+
+
+# --- Anthropic's Messages stream events ---------------------------------------------------
+
+def anthropic_start(*, model: str = "scripted", message_id: str = "msg_scripted",
+                    input_tokens: int = 600) -> dict:
+    """``message_start``: the message, still empty."""
+    return {"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}
+
+
+def anthropic_block(index: int, block: dict) -> dict:
+    """``content_block_start``: a ``text`` block, or a ``tool_use`` block with id and name."""
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def anthropic_delta(index: int, *, text: str | None = None, partial_json: str | None = None) -> dict:
+    """``content_block_delta``: a piece of text, or a piece of a tool's input as JSON text."""
+    delta = ({"type": "text_delta", "text": text} if partial_json is None
+             else {"type": "input_json_delta", "partial_json": partial_json})
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def anthropic_stop(index: int) -> dict:
+    return {"type": "content_block_stop", "index": index}
+
+
+def anthropic_end(stop_reason: str, output_tokens: int = 1) -> list:
+    """``message_delta`` with the stop reason, then ``message_stop``."""
+    return [{"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+             "usage": {"output_tokens": output_tokens}},
+            {"type": "message_stop"}]

@@ -22,7 +22,7 @@ import pydantic
 
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_HOST, DEFAULT_MODEL, OLLAMA_OPTIONS as OPTIONS, REQUEST_TIMEOUT
-from .wire import LineTap
+from .wire import LineTap, chunks_only
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
@@ -64,7 +64,7 @@ class OllamaModel:
 
     def __call__(self, messages: list, tool_schemas: list):
         """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
-        return _chunks_only(self.wire(messages, tool_schemas))
+        return chunks_only(self.wire(messages, tool_schemas))
 
     def wire(self, messages: list, tool_schemas: list):
         """Like calling it, but each item is ``(chunk, line)``: the line exactly as it came."""
@@ -72,15 +72,11 @@ class OllamaModel:
 
     def _stream(self, messages, tool_schemas):
         received = 0
-        stream = copy = None
+        stream = None
         try:
             stream = self.client.chat(self.model, messages, tools=tool_schemas, stream=True,
                                       think=True, keep_alive=0, options=OPTIONS)
-            for part in stream:
-                received += 1
-                if received == 1:
-                    copy = self.tap.take()  # this request's lines, bound as its first arrives
-                line = copy.next_line() if copy else None
+            for received, (part, line) in enumerate(self.tap.pairs(stream), start=1):
                 yield _wire_object(line, part), line
         except SERVER_ERRORS as exc:
             mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
@@ -238,13 +234,6 @@ def _wire_object(line: str | None, part) -> dict:
             return chunk
     return part.model_dump(exclude_none=True)
 
-
-def _chunks_only(pairs):
-    try:
-        for chunk, _ in pairs:
-            yield chunk
-    finally:
-        pairs.close()
 
 
 #: What talking to a server can raise: the SDK's errors, its HTTP client's, a bad line or chunk.

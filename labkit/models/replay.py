@@ -105,6 +105,7 @@ class ReplayModel:
 
     def __init__(self, recording: dict, strict: bool = True, *, speed: float | None = None):
         self.recording = recording
+        self.wire_format = recording.get("wire_format", "ollama")  # what its chunks are
         self.cursor = RequestCursor(recording["turns"], strict=strict)
         self.speed = speed
 
@@ -127,8 +128,8 @@ class ReplayModel:
         return (chunk for chunk, _ in self.wire(messages, tool_schemas))
 
     def wire(self, messages, tool_schemas):
-        """Like calling it, but each item is ``(chunk, line)``: the NDJSON line the
-        recording kept for the chunk, or None if it kept none."""
+        """Like calling it, but each item is ``(chunk, line)``: the line (NDJSON, or a
+        server-sent event) the recording kept for the chunk, or None if it kept none."""
         _, turn = self.cursor.next_turn(messages, tool_names(tool_schemas))
         return self._stream(turn)
 

@@ -1,11 +1,22 @@
 """Scripted model turns, and the script that writes the course's scripted recordings.
 
-A scripted model is a list of planned turns turned into Ollama-shaped chunks, with
-thinking and text streamed in small fragments and tool calls on a ``done: false``
-chunk before the final one, the way a real server streams them: each call with an
-``id`` (``call_`` and 8 characters) and its ``function.index`` in the turn, each
-chunk written as the NDJSON line Ollama's Go server would send. Its chunks say
-``"model": "scripted"``: no model wrote them.
+A scripted model is a list of planned turns streamed the way a real server streams
+them, in the wire format it is asked for:
+
+- Ollama's: thinking and text in small fragments and tool calls on a ``done: false``
+  chunk before the final one, each call with an ``id`` (``call_`` and 8 characters)
+  and its ``function.index`` in the turn, each chunk written as the NDJSON line
+  Ollama's Go server would send;
+- OpenAI's: a first chunk with the role, text fragments, then per call a first entry
+  with its ``index``, ``id`` and name and the arguments' JSON text in fragments, then a
+  chunk with ``finish_reason``; each chunk a ``data:`` event;
+- Anthropic's: ``message_start``, a text block, a ``tool_use`` block per call whose input
+  streams as ``input_json_delta`` fragments, ``message_delta`` with the stop reason and
+  ``message_stop``; each an ``event:``/``data:`` pair.
+
+Those two APIs stream no thinking unless asked for it, so their scripts leave it out:
+the three formats carry the same text and the same calls. The chunks say ``"model":
+"scripted"``: no model wrote them.
 
 Regenerate the recordings with ``make recordings`` (which calls :func:`main`); a
 test checks that the committed files equal what it produces.
@@ -18,7 +29,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
@@ -26,7 +36,10 @@ from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
 from ..recording.attempt import run_attempt
 from ..recording.format import save_recording
 from ..settings import RECORDINGS_DIR
-from .chunks import call, chunk
+from .chunks import (anthropic_block, anthropic_delta, anthropic_end, anthropic_start,
+                     anthropic_stop, call, chunk, openai_arguments, openai_call_start,
+                     openai_chunk)
+from .sse import anthropic_event, openai_event
 from .wire import go_time, ollama_line
 
 MODEL_NAME = "scripted"
@@ -47,6 +60,13 @@ def call_id(number: int) -> str:
 
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def scripted_id(prefix: str, seed: str, length: int = 24) -> str:
+    """An id shaped like the APIs' own (``call_``, ``toolu_01``, ``msg_01``...), fixed per seed."""
+    digest = hashlib.sha256(f"labkit scripted {seed}".encode()).digest()
+    return prefix + "".join(BASE62[byte % len(BASE62)] for byte in digest[:length])
 
 
 @dataclass
@@ -85,8 +105,72 @@ def turn_chunks(turn: PlannedTurn, prompt_tokens: int = 600, first_call: int = 1
     return [(round(chunk.pop("_at"), 6), chunk) for chunk in chunks]
 
 
+def openai_turn_chunks(turn: PlannedTurn, first_call: int = 1, number: int = 1) -> list:
+    """The ``(at, chunk)`` pairs OpenAI's Chat Completions would stream for a planned turn
+    (``number`` counts turns in the run, so each completion has its own id)."""
+    deltas = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": piece} for piece in fragments(turn.content)]
+    for index, planned in enumerate(turn.tool_calls):
+        function = planned["function"]
+        call_id = scripted_id("call_", f"openai call {first_call + index}")
+        deltas.append({"tool_calls": [openai_call_start(index, call_id, function["name"])]})
+        deltas += [{"tool_calls": [openai_arguments(index, piece)]}
+                   for piece in fragments(json.dumps(function["arguments"]))]
+    ended = {"stop": "tool_calls" if turn.tool_calls else "stop"}.get(turn.done_reason,
+                                                                      turn.done_reason)
+    completion = scripted_id("chatcmpl-", f"openai completion {number}", 29)
+    chunks = [openai_chunk(delta, chunk_id=completion) for delta in deltas]
+    chunks.append(openai_chunk({}, ended, chunk_id=completion))
+    return _timed(chunks)
+
+
+def anthropic_turn_chunks(turn: PlannedTurn, first_call: int = 1, number: int = 1, *,
+                          input_tokens: int = 600) -> list:
+    """The ``(at, event)`` pairs Anthropic's Messages API would stream for a planned turn."""
+    events = [anthropic_start(message_id=scripted_id("msg_01", f"anthropic message {number}", 22),
+                              input_tokens=input_tokens)]
+    block = 0
+    if turn.content:
+        events.append(anthropic_block(block, {"type": "text", "text": ""}))
+        events += [anthropic_delta(block, text=piece) for piece in fragments(turn.content)]
+        events.append(anthropic_stop(block))
+        block += 1
+    for index, planned in enumerate(turn.tool_calls):
+        function = planned["function"]
+        call_id = scripted_id("toolu_01", f"anthropic call {first_call + index}", 22)
+        events.append(anthropic_block(block, {"type": "tool_use", "id": call_id,
+                                              "name": function["name"], "input": {}}))
+        events.append(anthropic_delta(block, partial_json=""))  # the API's first one is empty
+        events += [anthropic_delta(block, partial_json=piece)
+                   for piece in fragments(json.dumps(function["arguments"]))]
+        events.append(anthropic_stop(block))
+        block += 1
+    ended = {"stop": "tool_use" if turn.tool_calls else "end_turn",
+             "length": "max_tokens"}.get(turn.done_reason, turn.done_reason)
+    events += anthropic_end(ended, output_tokens=len(events))
+    return _timed(events)
+
+
+def _timed(chunks: list) -> list:
+    """Each chunk with its planned arrival, one fragment's time after the one before."""
+    return [(round(FIRST_CHUNK_AT + index * FRAGMENT_EVERY, 6), item)
+            for index, item in enumerate(chunks)]
+
+
+#: How each wire format streams a planned turn, and writes a chunk on the wire.
+#: Each takes ``(turn, prompt_tokens, first_call, number)``; OpenAI's stream carries no usage.
+STREAMS = {"ollama": (lambda turn, tokens, first, number: turn_chunks(turn, tokens, first),
+                      ollama_line),
+           "openai": (lambda turn, tokens, first, number: openai_turn_chunks(turn, first, number),
+                      openai_event),
+           "anthropic": (lambda turn, tokens, first, number: anthropic_turn_chunks(
+               turn, first, number, input_tokens=tokens), anthropic_event)}
+NAMES = {"ollama": "Ollama", "openai": "OpenAI Chat Completions", "anthropic": "Anthropic Messages"}
+
+
 class ScriptedChat:
-    """A ``chat`` that streams planned turns in order, whatever it is asked.
+    """A ``chat`` that streams planned turns in order, whatever it is asked, in
+    ``wire_format`` (``"ollama"``, ``"openai"`` or ``"anthropic"``).
 
     It keeps a virtual clock, advanced to each chunk's planned arrival time, so a
     recording of it holds the planned times rather than this machine's speed.
@@ -94,7 +178,11 @@ class ScriptedChat:
     ``prompt_eval_count``; without it every request says 600.
     """
 
-    def __init__(self, turns, *, prompt_tokens=None):
+    def __init__(self, turns, wire_format: str = "ollama", *, prompt_tokens=None):
+        if wire_format not in STREAMS:
+            raise ValueError(f"unknown wire format {wire_format!r}; the formats are {sorted(STREAMS)}")
+        self.stream, self.line = STREAMS[wire_format]
+        self.wire_format = wire_format
         starts = [1]
         for turn in turns:
             starts.append(starts[-1] + len(turn.tool_calls))
@@ -110,17 +198,17 @@ class ScriptedChat:
         return (chunk for chunk, _ in self.wire(messages, tool_schemas))
 
     def wire(self, messages, tool_schemas):
-        """Each chunk with the NDJSON line a server sends for it: ``(chunk, line)``."""
+        """Each chunk with the line a server sends for it: ``(chunk, line)``."""
         turn, first_call = self.planned[self.requests]
         self.requests += 1
         tokens = 600 if self.prompt_tokens is None else self.prompt_tokens(messages, tool_schemas)
-        return self._stream(turn_chunks(turn, tokens, first_call=first_call))
+        return self._stream(self.stream(turn, tokens, first_call, self.requests))
 
     def _stream(self, planned):
         start = self.now
         for at, chunk in planned:
             self.now = start + at
-            yield chunk, ollama_line(chunk)
+            yield chunk, self.line(chunk)
 
 
 def _chunk(at: float, message: dict, done: bool = False) -> dict:
@@ -287,6 +375,7 @@ class Scenario:
     answers: tuple = ()  # the recorded answers to the gate's questions, in order
     budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
+    wire_format: str = "ollama"
 
 
 SCENARIOS = {
@@ -305,18 +394,22 @@ SCENARIOS = {
         BUDGETED, f"the repair under a budget of {BUDGET_CHARS:,} characters: a selective "
         "read, a long command output cut head and tail, old results compacted",
         task=BUDGET_TASK, tools="shell", budget=BUDGET_CHARS, estimate_tokens=True),
+    "repair_openai": Scenario(REPAIR, "the five-turn repair, streamed as OpenAI's Chat "
+                                      "Completions API streams it", wire_format="openai"),
+    "repair_anthropic": Scenario(REPAIR, "the five-turn repair, streamed as Anthropic's "
+                                         "Messages API streams it", wire_format="anthropic"),
 }
 
 
 def scripted_recording(name: str) -> dict:
     """Run the loop against a scenario on a fresh copy and return the recording."""
     scenario = SCENARIOS[name]
-    chat = ScriptedChat(scenario.turns,
+    chat = ScriptedChat(scenario.turns, scenario.wire_format,
                         prompt_tokens=estimated_tokens if scenario.estimate_tokens else None)
     provenance = {"source": "scripted", "scenario": name, "description": scenario.description,
                   "script": "labkit.models.scripted (make recordings)",
                   "note": "written by a script, not by a model; it follows the shape of a "
-                          "real Ollama stream"}
+                          f"real {NAMES[scenario.wire_format]} stream"}
     if scenario.estimate_tokens:
         provenance["prompt_tokens"] = ("estimated by the script (one token per four characters "
                                        "of the request as JSON), not counted by a model server")

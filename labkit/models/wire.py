@@ -5,11 +5,13 @@ Ollama is written in Go, and Go's ``encoding/json`` writes compact JSON with
 :func:`ollama_line` writes a chunk the same way, so the replay server sends what
 Ollama would for a chunk that has no recorded line.
 
-:class:`LineTap` is an ``httpx`` transport: it passes every response through
+:class:`LineTap` is an HTTP transport: it passes every response through
 unchanged, and copies the bytes of its body as the client reads them, split into
-lines. The ``ollama`` SDK keeps parsing the stream for the loop, while the capture
-keeps each line exactly as the server sent it (field order, fields the SDK does
-not model, such as a tool call's ``id``).
+lines. The SDK keeps parsing the stream for the loop, while the capture keeps each
+line exactly as the server sent it (field order, fields the SDK does not model, such
+as an Ollama tool call's ``id``). It serves both HTTP clients the course's SDKs use:
+``httpx`` (the ``ollama`` SDK) and ``httpx2`` (the ``openai`` and ``anthropic`` SDKs),
+whose transport interfaces are the same.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections import deque
 from datetime import datetime, timezone
 
 import httpx
+import httpx2
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -38,14 +41,15 @@ def go_time(moment: datetime) -> str:
     return text.rstrip(".") + "Z"
 
 
-class LineTap(httpx.BaseTransport):
-    """An ``httpx`` transport that keeps a copy of each response's lines, as they are read.
+class LineTap(httpx.BaseTransport, httpx2.BaseTransport):
+    """A transport that keeps a copy of each response's lines, as they are read.
 
-    ``take()``, called in the thread that made the request, hands over the
-    :class:`LineCopy` of the latest response that thread received.
+    It wraps ``transport`` (default: ``httpx``'s; pass ``httpx2.HTTPTransport()`` for an
+    ``httpx2`` client). ``take()``, called in the thread that made the request, hands
+    over the :class:`LineCopy` of the latest response that thread received.
     """
 
-    def __init__(self, transport: httpx.BaseTransport | None = None):
+    def __init__(self, transport=None):
         self.transport = transport or httpx.HTTPTransport()
         self._latest = threading.local()
 
@@ -60,11 +64,23 @@ class LineTap(httpx.BaseTransport):
         copy, self._latest.copy = getattr(self._latest, "copy", None), None
         return copy
 
+    def pairs(self, stream, reader=lambda copy: copy.next_line):
+        """Each item an SDK's ``stream`` yields, paired with its text on the wire:
+        ``(item, text or None)``. ``reader(copy)`` gives the function that returns the next
+        item's text from the response's :class:`LineCopy` (default: its next line). The
+        copy is bound when the first item arrives, in the thread that made the request."""
+        next_text = None
+        for item in stream:
+            if next_text is None:
+                copy = self.take()
+                next_text = reader(copy) if copy else (lambda: None)
+            yield item, next_text()
+
     def close(self) -> None:
         self.transport.close()
 
 
-class LineCopy(httpx.SyncByteStream):
+class LineCopy(httpx.SyncByteStream, httpx2.SyncByteStream):
     """A response body that keeps its complete lines (bytes, without the newline) in ``lines``.
 
     Splitting looks only at new bytes, so the cost stays linear in the body's length.
@@ -99,3 +115,12 @@ class LineCopy(httpx.SyncByteStream):
 
     def close(self) -> None:
         self.stream.close()
+
+
+def chunks_only(pairs):
+    """The chunks of ``(chunk, text)`` pairs; closing it closes ``pairs`` (ends the request)."""
+    try:
+        for chunk, _ in pairs:
+            yield chunk
+    finally:
+        pairs.close()

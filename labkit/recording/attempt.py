@@ -3,8 +3,9 @@
 ``run_attempt`` is the one place a recording is built. While the loop runs, a
 :class:`CapturingChat` stands between it and the model and keeps each request and
 each raw chunk with its arrival time; when the model can say how each chunk came
-over the wire (it has a ``wire`` method, as ``OllamaModel``, ``ReplayModel`` and
-``ScriptedChat`` do), the NDJSON line is kept beside the chunk, exactly as sent.
+over the wire (it has a ``wire`` method, as every model of ``labkit.models`` does), the
+line is kept beside the chunk, exactly as sent: an NDJSON line, or a server-sent event.
+A model that speaks another wire format than Ollama's gets a recording that names it.
 A run with more than the three repository tools, a permission gate or a budget keeps
 what it ran with under ``"harness"`` (``setup.py``), so a replay can do the same.
 """
@@ -15,6 +16,7 @@ import copy
 import time
 
 from ..harness.contracts import tool_names
+from ..harness.formats import format_of
 from ..harness.loop import MAX_TURNS, agent_events
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
@@ -51,9 +53,11 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
         checks_after = run_checks(root)
         tell({"type": "checks", "when": "after", "checks": checks_after})
         hash_after = file_sha256(test_file)
-    recording = {
-        "format": FORMAT,
-        "version": VERSION,
+    recording = {"format": FORMAT, "version": VERSION}
+    wire = format_of(chat).name
+    if wire != "ollama":  # Ollama's recordings say nothing: they were all Ollama's at first
+        recording["wire_format"] = wire
+    recording.update({
         "provenance": provenance,
         "task": task,
         "max_turns": max_turns,
@@ -62,7 +66,7 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
         **({"harness": setup} if (setup := harness_setup(tools, gate, budget)) else {}),
         "turns": capture.turns,
         "events": [compact_event(event) for event in events],
-    }
+    })
     return recording, events
 
 
@@ -73,6 +77,7 @@ class CapturingChat:
         self.chat = chat
         self.clock = clock
         self.turns = []
+        self.wire_format = getattr(chat, "wire_format", None)  # the loop reads the chat's
 
     def __call__(self, messages, tool_schemas):
         turn = {"request": {"messages": copy.deepcopy(messages), "tools": tool_names(tool_schemas)},

@@ -3,7 +3,9 @@
 A recording holds its provenance (who or what produced it), the task and budget,
 the independent test results and test-file hashes before and after, each turn's
 request and raw chunks with arrival offsets (seconds after the request), and the
-loop's events (the last one says how the run stopped: see ``stop_of``). ``load_recording`` refuses a file that is not one, naming
+loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
+model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
+``"anthropic"``); without it, it is Ollama's. ``load_recording`` refuses a file that is not one, naming
 the file and the problem, before anything runs: not a regular file (a named pipe is
 never waited on), too big, not UTF-8 JSON, nested more than ``MAX_NESTING`` levels,
 a number that is not finite, or a structure that does not hold. ``save_recording``
@@ -27,9 +29,16 @@ from ..settings import recording_path
 from .setup import setup_problem
 
 FORMAT = "labkit-recording"
-VERSION = 3  # 2: a chunk may keep its NDJSON "line"; 3: no "stop" (it is the last event)
+VERSION = 3  # 2: a chunk may keep its NDJSON "line"; 3: no "stop" (it is the last event),
+#                and an optional "wire_format"
 READABLE_VERSIONS = (1, 2, 3)  # 1 and 2 also hold "stop", a copy of the last event: unread
-SOURCES = ("scripted", "ollama")
+WIRE_FORMATS = ("ollama", "openai", "anthropic")  # the names of labkit.harness.formats.FORMATS
+#: Who wrote the chunks: a script, or a live server of one API (then the recording's
+#: wire format is that API's).
+SOURCES = ("scripted", "ollama", "openai", "anthropic")
+#: What a live capture's provenance must name, per source.
+NAMED_BY = {"ollama": ("model", "digest", "server_version"),
+            "openai": ("model", "base_url_host"), "anthropic": ("model", "base_url_host")}
 MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
 #: Levels of nesting a recording may have; the course's need 11, and a replay copies
 #: its chunks, so a deeper one could fail half-way through instead of being refused here.
@@ -136,10 +145,13 @@ def recording_problem(recording) -> str | None:
         positive_int(recording["max_turns"], "'max_turns'")
     except ValueError as exc:
         return str(exc)
-    return (_provenance_problem(recording["provenance"])
+    wire = recording.get("wire_format", "ollama")
+    if wire not in WIRE_FORMATS:
+        return f"'wire_format' is {wire!r}; it must be one of {WIRE_FORMATS}"
+    return (_provenance_problem(recording["provenance"], wire)
             or (setup_problem(recording["harness"]) if "harness" in recording else None)
             or _checks_problem(recording)
-            or _turns_problem(recording["turns"])
+            or _turns_problem(recording["turns"], wire)
             or _events_problem(recording))
 
 
@@ -165,14 +177,20 @@ def _value_problem(value) -> str | None:
     return None
 
 
-def _provenance_problem(provenance: dict) -> str | None:
+def _provenance_problem(provenance: dict, wire: str) -> str | None:
     source = provenance.get("source")
     if source not in SOURCES:
         return f"provenance 'source' is {source!r}; it must be one of {SOURCES}"
-    if source == "ollama":
-        missing = [key for key in ("model", "digest", "server_version") if not provenance.get(key)]
+    if source != "scripted":
+        if source != wire:
+            return f"a recording from a live {source!r} server cannot be in the {wire!r} wire format"
+        missing = [key for key in NAMED_BY[source] if not provenance.get(key)]
         if missing:
-            return f"an 'ollama' recording must name its {', '.join(missing)}"
+            return f"an {source!r} recording must name its {', '.join(missing)}"
+    declared = provenance.get("declared", {})
+    if not (isinstance(declared, dict)
+            and all(isinstance(v, str) for v in declared.values())):
+        return "provenance 'declared' must map names to text (what `record --about` saves)"
     return None
 
 
@@ -188,7 +206,7 @@ def _checks_problem(recording: dict) -> str | None:
     return None
 
 
-def _turns_problem(turns: list) -> str | None:
+def _turns_problem(turns: list, wire: str) -> str | None:
     if not turns:
         return "it has no turns"
     for number, turn in enumerate(turns, start=1):
@@ -207,18 +225,26 @@ def _turns_problem(turns: list) -> str | None:
                     and isinstance(entry.get("at"), (int, float)) and entry["at"] >= 0):
                 return (f"turn {number}, chunk {index} is not an object with a JSON-object "
                         "'chunk' and a non-negative arrival time 'at'")
-            if "line" in entry and not _line_holds(entry["line"], entry["chunk"]):
-                return (f"turn {number}, chunk {index}: its 'line' is not one line of JSON "
-                        "text equal to its 'chunk'")
+            if "line" in entry and not _line_holds(entry["line"], entry["chunk"], wire):
+                return (f"turn {number}, chunk {index}: its 'line' is not "
+                        + ("one line of JSON text" if wire == "ollama" else
+                           "a server-sent event whose data is JSON text")
+                        + " equal to its 'chunk'")
         if "error" in turn and not isinstance(turn["error"], str):
             return f"turn {number}: 'error' is not text"
     return None
 
 
-def _line_holds(line, chunk: dict) -> bool:
-    """Whether a kept wire line is one NDJSON line whose JSON is the chunk itself."""
-    if not isinstance(line, str) or "\n" in line:
+def _line_holds(line, chunk: dict, wire: str) -> bool:
+    """Whether a kept wire line holds the chunk itself: one NDJSON line (Ollama's), or one
+    server-sent event whose ``data`` field is the chunk's JSON (OpenAI's, Anthropic's)."""
+    if not isinstance(line, str) or (wire == "ollama" and "\n" in line):
         return False
+    if wire != "ollama":
+        data = [part[5:].removeprefix(" ") for part in line.split("\n") if part.startswith("data:")]
+        if len(data) != 1:
+            return False
+        line = data[0]
     try:
         return json.loads(line) == chunk
     except (ValueError, RecursionError):

@@ -6,7 +6,7 @@ opens every lesson (a copy of ``notebooks/``) in the project's JupyterLab, runs 
 its cells from the Run menu, checks that no cell shows an error, then clicks through
 the chunk stepper and the conversation view and compares what they show with what
 labkit computes from the recording. A screenshot of each lesson is saved in
-``artifacts/screenshots/``. One server and one browser serve all five lessons.
+``artifacts/screenshots/``. One server and one browser serve all the lessons.
 
 Needs Chromium at /usr/bin/chromium (``apt-get install chromium``); without it the
 test is skipped on a learner's machine and fails in CI (``CI=true``).
@@ -46,6 +46,7 @@ class Lesson:
     stepper: tuple[str, int] | None = None  # (recording, turn index) whose chunks it steps
     conversation: tuple[str, int] | None = None  # (recording, max_turns) of the run it shows
     approve: tuple[str, str] | None = None  # an Approve/Deny panel: (command shown, what running it prints)
+    wire_format: str = "ollama"  # the format of the stepper's turn
 
     def __str__(self) -> str:
         return self.name
@@ -57,6 +58,7 @@ LESSONS = [
     Lesson("03_tool_results", conversation=("repair.json", 8)),
     Lesson("04_repair_and_verify", conversation=("repair.json", 8)),
     Lesson("05_failure_cases", conversation=("bounded.json", 1)),
+    Lesson("06_providers", stepper=("repair_openai.json", 2), wire_format="openai"),
     Lesson("07_permissions", conversation=("permissions.json", 8),
            approve=("getpass.getuser()", '"stdout": "I run as ')),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
@@ -167,7 +169,8 @@ def test_lesson_runs_cleanly_and_its_widgets_step(lesson, lab, page):
         conversation = notebook.panel.locator(".labkit-conversation.jupyter-widgets")
         if lesson.stepper:
             assert stepper.count(), f"{lesson.name} shows no live chunk stepper (.labkit-stepper)"
-            check_stepper(stepper.first, recorded_chunks(*lesson.stepper))
+            check = check_stepper if lesson.wire_format == "ollama" else check_fragment_stepper
+            check(stepper.first, recorded_chunks(*lesson.stepper))
         if lesson.conversation:
             assert conversation.count(), f"{lesson.name} shows no live conversation view (.labkit-conversation)"
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
@@ -212,6 +215,37 @@ def check_stepper(stepper, chunks: list[dict]) -> None:
     wait_for_text(stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk")
     assert dispatch_state(chunks, len(chunks)) == "may dispatch", "pick a turn that ends cleanly"
     wait_for_text(stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the last chunk")
+
+
+def openai_arguments(chunks: list[dict], count: int) -> str:
+    """The JSON text of an OpenAI stream's tool-call arguments after ``count`` chunks, read
+    straight from the chunks (the turns the lessons step hold one call)."""
+    return "".join(entry["function"].get("arguments") or "" for chunk in chunks[:count]
+                   for choice in chunk["choices"]
+                   for entry in choice["delta"].get("tool_calls") or [])
+
+
+def check_fragment_stepper(stepper, chunks: list[dict]) -> None:
+    """Next adds the next argument fragment to the call's JSON text, json.loads fails while
+    that text is a prefix, and only the finish_reason chunk lets the turn be dispatched."""
+    stepper.scroll_into_view_if_needed()
+    position = int(stepper.locator(READOUT).text_content())
+    carrying = next(index for index in range(max(position, 2), len(chunks))
+                    if openai_arguments(chunks, index + 1) != openai_arguments(chunks, index))
+    while position < carrying:
+        position = click_next(stepper, position)
+    position = click_next(stepper, position)  # the chunk that adds a fragment
+    wait_for_text(stepper, ".labkit-call-arguments", openai_arguments(chunks, position),
+                  what=f"the call's arguments after Next added chunk {position}")
+    wait_for_text(stepper, ".labkit-json-verdict", "json.loads fails here", prefix=True,
+                  what="what json.loads makes of a prefix of the arguments")
+    wait_for_text(stepper, DISPATCH, "not yet", prefix=True, what="dispatch state mid-stream")
+
+    stepper.locator(".labkit-slider .noUi-handle").press("End")
+    wait_for_text(stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk")
+    wait_for_text(stepper, ".labkit-call-arguments", openai_arguments(chunks, len(chunks)),
+                  what="the call's whole arguments")
+    wait_for_text(stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the end")
 
 
 def click_next(stepper, position: int) -> int:

@@ -34,6 +34,8 @@ ANSWER_NAMES = {
     "check_gate_stops": "stopped_calls",
     "check_head_and_tail": "head_and_tail",
     "check_compaction": "compact_conversation",
+    "check_assemble_calls": "assemble_openai_calls",
+    "check_result_messages": "result_messages",
 }
 
 #: What the answer cells of lessons 07 and 08 give above the learner's code (kept in the
@@ -107,7 +109,88 @@ def $name():
     return dict(no_done=INCOMPLETE, length=INCOMPLETE, unknown_tool="assistant_finished",
                 server_down="model_error")
 """,
+    "check_assemble_calls": """
+import json
+def $name(chunks):
+    started = {}
+    parts = {}
+    ended = None
+    for chunk in chunks:
+        for choice in chunk.get("choices", []):
+            for entry in choice["delta"].get("tool_calls") or ():
+                function = entry.get("function", {})
+                if entry["index"] not in started:
+                    started[entry["index"]] = (entry["id"], function["name"])
+                parts.setdefault(entry["index"], []).append(function.get("arguments") or "")
+            if choice.get("finish_reason") is not None:
+                ended = choice["finish_reason"]
+    if ended != "tool_calls" and ended != "stop":
+        return None
+    calls = []
+    for index in sorted(parts):
+        call_id, name = started[index]
+        calls.append({"id": call_id, "name": name, "arguments": json.loads("".join(parts[index]))})
+    return calls
+""",
+    "check_result_messages": """
+import json
+def $name(provider, calls, results):
+    pairs = list(zip(calls, results))
+    if provider == "anthropic":
+        if not pairs:
+            return []
+        return [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call["id"], "content": json.dumps(result)}
+            for call, result in pairs]}]
+    messages = []
+    for call, result in pairs:
+        message = {"role": "tool", "content": json.dumps(result)}
+        if provider == "openai":
+            message["tool_call_id"] = call["id"]
+        else:
+            message["tool_name"] = call["name"]
+        messages.append(message)
+    return messages
+""",
 }
+
+#: A correct assemble_openai_calls, for the wrong answers below to break one rule of.
+_CALLS = """
+import json
+def $name(chunks):
+    calls, finish = {}, None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            for entry in choice["delta"].get("tool_calls") or []:
+                if entry["index"] not in calls:
+                    calls[entry["index"]] = {"id": entry["id"], "name": entry["function"]["name"],
+                                             "parts": []}
+                calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")
+            finish = choice.get("finish_reason") or finish
+    if finish not in ("tool_calls", "stop"):
+        return None
+    return [{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}
+            for _, c in sorted(calls.items())]
+"""
+#: A correct result_messages, for the same purpose.
+_RESULTS = """
+import json
+def $name(provider, calls, results):
+    if provider == "anthropic":
+        return [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c["id"], "content": json.dumps(r)}
+            for c, r in zip(calls, results)]}] if calls else []
+    key = "tool_call_id" if provider == "openai" else "tool_name"
+    return [{"role": "tool", key: c["id" if provider == "openai" else "name"],
+             "content": json.dumps(r)} for c, r in zip(calls, results)]
+"""
+
+
+def _changed(source: str, old: str, new: str) -> str:
+    """``source`` with one piece replaced: a right answer turned into a plausible wrong one."""
+    assert old in source, old
+    return source.replace(old, new)
+
 
 WRONG = {
     "check_tool_message": [
@@ -376,6 +459,123 @@ def $name():
     return {"no_done": "incomplete_model_turn", "length": "max_turns",
             "unknown_tool": "assistant_finished", "server_down": "model_error"}
 """, "refuses it"),
+    ],
+    "check_assemble_calls": [
+        Answer("joins every fragment into one text, whatever its index", """
+import json
+def $name(chunks):
+    calls, text, finish = [], [], None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            for entry in choice["delta"].get("tool_calls") or []:
+                if "id" in entry:
+                    calls.append({"id": entry["id"], "name": entry["function"]["name"]})
+                text.append(entry["function"].get("arguments") or "")
+            finish = choice.get("finish_reason") or finish
+    if finish not in ("tool_calls", "stop"):
+        return None
+    joined = "".join(text)
+    return [dict(call, arguments=json.loads(joined)) for call in calls]
+""", "a list per index"),
+        Answer("parses the arguments at every fragment, before the finish", _changed(
+            _CALLS, 'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
+            'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")\n'
+            '                json.loads("".join(calls[entry["index"]]["parts"]) or "{}")'),
+               "parse only after a clean finish_reason"),
+        Answer("accepts finish_reason 'length'", _changed(
+            _CALLS, 'if finish not in ("tool_calls", "stop"):', "if finish is None:"),
+               "finish_reason 'length' means the output-length limit cut the reply"),
+        Answer("adds the fragments to the first entry's own dict", """
+import json
+def $name(chunks):
+    calls, finish = {}, None
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            for entry in choice["delta"].get("tool_calls") or []:
+                if entry["index"] not in calls:
+                    calls[entry["index"]] = entry
+                else:
+                    first = calls[entry["index"]]["function"]
+                    first["arguments"] = (first.get("arguments") or "") + (
+                        entry["function"].get("arguments") or "")
+            finish = choice.get("finish_reason") or finish
+    if finish not in ("tool_calls", "stop"):
+        return None
+    return [{"id": e["id"], "name": e["function"]["name"],
+             "arguments": json.loads(e["function"]["arguments"])} for _, e in sorted(calls.items())]
+""", "changed the chunks"),
+        Answer("quadratic: each call's arguments rebuilt with + per fragment", _changed(_changed(
+            _CALLS, '"parts": []', '"parts": ""'),
+            'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
+            'calls[entry["index"]]["parts"] = calls[entry["index"]]["parts"] + (\n'
+            '                    entry["function"].get("arguments") or "")'),
+               "grows faster than the input"),
+        Answer("returns (id, name, arguments) tuples", _changed(
+            _CALLS, '{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}',
+            '(c["id"], c["name"], json.loads("".join(c["parts"])))'), "(a tuple)"),
+        Answer("leaves the arguments as JSON text", _changed(
+            _CALLS, 'json.loads("".join(c["parts"]))', '"".join(c["parts"])'), "still JSON text"),
+        Answer("reads an id from every entry", _changed(
+            _CALLS, 'if entry["index"] not in calls:',
+            'if entry["id"] and entry["index"] not in calls:'),
+               "only the first entry of a call has 'id'"),
+        Answer("a table of the visible cases, by length and last finish_reason", """
+import json
+def $name(chunks):
+    last = chunks[-1]["choices"][0]["finish_reason"] if chunks and chunks[-1]["choices"] else None
+    seen = (len(chunks), last)
+    entries = [e for c in chunks for choice in c["choices"]
+               for e in choice["delta"].get("tool_calls") or []]
+    if seen in ((9, "tool_calls"), (30, "tool_calls"), (3, "tool_calls"), (10, None)):
+        text = "".join(e["function"].get("arguments") or "" for e in entries)
+        return [{"id": entries[0]["id"], "name": entries[0]["function"]["name"],
+                 "arguments": json.loads(text)}]
+    if seen == (8, "tool_calls"):
+        return [{"id": "call_a1", "name": "read_file", "arguments": {"path": "path_rules.py"}},
+                {"id": "call_b2", "name": "read_file",
+                 "arguments": {"path": "tests/test_path_rules.py"}}]
+    return [] if seen == (4, "stop") else None
+""", "drawn case"),
+    ],
+    "check_result_messages": [
+        Answer("one user message per result for Anthropic", """
+import json
+def $name(provider, calls, results):
+    messages = []
+    for call, result in zip(calls, results):
+        if provider == "anthropic":
+            messages.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call["id"], "content": json.dumps(result)}]})
+        elif provider == "openai":
+            messages.append({"role": "tool", "tool_call_id": call["id"],
+                             "content": json.dumps(result)})
+        else:
+            messages.append({"role": "tool", "tool_name": call["name"],
+                             "content": json.dumps(result)})
+    return messages
+""", "one 'user' message whose content holds"),
+        Answer("names OpenAI's results by the tool's name", _changed(
+            _RESULTS, 'key = "tool_call_id" if provider == "openai" else "tool_name"', 'key = "tool_name"'),
+               "under 'tool_call_id'"),
+        Answer("Anthropic's results in a 'tool' message", _changed(
+            _RESULTS, '[{"role": "user", "content": [', '[{"role": "tool", "content": ['),
+               "Anthropic has no 'tool' role"),
+        Answer("tool_call_id inside Anthropic's blocks", _changed(
+            _RESULTS, '"tool_use_id": c["id"]', '"tool_call_id": c["id"]'),
+               "names its call with 'tool_use_id'"),
+        Answer("the result dict itself as content", _changed(_changed(
+            _RESULTS, '"content": json.dumps(r)}\n', '"content": r}\n'),
+            '"content": json.dumps(r)} for', '"content": r} for'), "the result object itself"),
+        Answer("an empty user message when there are no calls", _changed(
+            _RESULTS, "for c, r in zip(calls, results)]}] if calls else []",
+            "for c, r in zip(calls, results)]}]"), "no calls, no results: return []"),
+        Answer("takes the results out of their list", _changed(
+            _RESULTS, "def $name(provider, calls, results):\n",
+            "def $name(provider, calls, results):\n"
+            "    results = [results.pop(0) for _ in calls]\n"), "changed the results it was given"),
+        Answer("a table of the visible cases: at most two results", _changed(
+            _RESULTS, "for c, r in zip(calls, results)]\n", "for c, r in zip(calls, results)][:2]\n"),
+               "drawn case"),
     ],
 }
 
@@ -683,6 +883,18 @@ for module in (labkit.exercises, labkit.grading.checks, labkit.grading.permissio
     module.check_policy = lambda *args, **kwargs: print("All 23 cases passed.")
 def $name(command):
     return "allow"
+"""),
+    "asks labkit's own reference for the answer": ("check_assemble_calls", """
+import labkit.grading.checks_providers as reference
+def $name(chunks):
+    return reference._openai_calls(chunks)
+"""),
+    "asks the harness to shape the results": ("check_result_messages", """
+from labkit.harness.formats import FORMATS
+from labkit.harness.contracts import ToolCall
+def $name(provider, calls, results):
+    return FORMATS[provider].tool_results([ToolCall(c["id"], c["name"], c["arguments"])
+                                           for c in calls], results)
 """),
     "replaces the isolated runner with canned outcomes": ("check_stop_predictions", """
 import labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated

@@ -20,7 +20,8 @@ ARGUMENTS = {"check_tool_message": "name, result", "check_assemble_content": "ch
              "check_repair_verdict": "after, test_hash_before, test_hash_after",
              "check_bounded_prediction": "", "check_stop_predictions": "",
              "check_policy": "command", "check_gate_stops": "",
-             "check_head_and_tail": "text, limit", "check_compaction": "messages, budget"}
+             "check_head_and_tail": "text, limit", "check_compaction": "messages, budget",
+             "check_assemble_calls": "chunks", "check_result_messages": "provider, calls, results"}
 
 
 def answer(source, check):
@@ -131,11 +132,15 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
     from importlib.util import resolve_name
     from pathlib import Path
     studied = {"labkit.harness.turns", "labkit.harness.loop", "labkit.harness.tools",
+               "labkit.harness.formats", "labkit.harness.openai_format",
+               "labkit.harness.anthropic_format", "labkit.harness.assembled",
                "labkit.recording", "labkit.recording.format", "labkit.recording.attempt",
                "labkit.lessons.failures", "labkit", "labkit.harness", "labkit.harness.gate",
                "labkit.harness.budget", "labkit.harness.shell", "labkit.models.scripted",
-               "labkit.recording.setup"}
-    for module in ("checks", "feedback", "isolated", "permission_checks", "budget_checks"):
+               "labkit.recording.setup", "labkit.models", "labkit.models.sse_server",
+               "labkit.models.server"}
+    for module in ("checks", "checks_providers", "feedback", "isolated", "permission_checks",
+                   "budget_checks"):
         tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
         imported = {resolve_name("." * node.level + (node.module or ""), "labkit.grading")
                     for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}

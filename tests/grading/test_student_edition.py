@@ -30,7 +30,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 
 from answers import ANSWER_NAMES, CHEATS, DIES, HANG, RIGHT, WRONG
-from labkit.grading import checks
+from labkit import exercises as exercises_module
 from labkit.grading.feedback import STUB_ADVICE
 from labkit.grading.conventions import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, NOTEBOOKS_DIR, course_problems,
                             exercises, lay_out_course, nbgrader_role)
@@ -39,8 +39,8 @@ from labkit.grading.edition import generate_edition, nbgrader, update_student_ed
 LESSONS = tuple(sorted(path.stem for path in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")))
 #: Exercises per lesson, as the lessons are written (a test checks the notebooks agree).
 EXERCISES = {"01_one_file_read": 1, "02_streamed_turn": 2, "03_tool_results": 1,
-             "04_repair_and_verify": 1, "05_failure_cases": 2, "07_permissions": 2,
-             "08_context_budget": 2}
+             "04_repair_and_verify": 1, "05_failure_cases": 2, "06_providers": 2,
+             "07_permissions": 2, "08_context_budget": 2}
 STUB = "raise NotImplementedError()"
 
 
@@ -69,6 +69,9 @@ LEARNERS = {
         "check_bounded_prediction": wrong("check_bounded_prediction", "True where an int is asked"),
         "check_stop_predictions": wrong("check_stop_predictions",
                                         "a str subclass that equals everything"),
+        "check_assemble_calls": wrong("check_assemble_calls", "accepts finish_reason 'length'"),
+        "check_result_messages": wrong("check_result_messages",
+                                       "one user message per result for Anthropic"),
         "check_policy": wrong("check_policy", "substring matching on the joined text"),
         "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
         "check_head_and_tail": wrong("check_head_and_tail", "quadratic: matches the marker on "
@@ -81,6 +84,10 @@ LEARNERS = {
                                       "parses pytest's text instead of the exit code"),
         "check_bounded_prediction": wrong("check_bounded_prediction", "1.0 where an int is asked"),
         "check_stop_predictions": RIGHT["check_stop_predictions"],
+        "check_assemble_calls": wrong("check_assemble_calls", "quadratic: each call's arguments "
+                                      "rebuilt with + per fragment"),
+        "check_result_messages": wrong("check_result_messages", "a table of the visible cases: "
+                                       "at most two results"),
         "check_policy": wrong("check_policy", "ignores what a shell script chains"),
         "check_gate_stops": RIGHT["check_gate_stops"],
         "check_head_and_tail": wrong("check_head_and_tail", "cuts through an earlier marker"),
@@ -305,7 +312,7 @@ def test_every_lesson_has_valid_graded_exercises_using_every_check():
     for name, lesson in found.items():
         assert len(lesson) == EXERCISES[name], name
     used = {exercise.check for lesson in found.values() for exercise in lesson}
-    assert used == set(checks.__all__)
+    assert used == set(exercises_module.__all__)
 
 
 def test_the_untouched_student_edition_scores_zero_on_every_test_cell(scores):

@@ -16,7 +16,7 @@ from labkit import failure_cases, load_recording, run_case
 from labkit.harness import EVENT_TYPES, STOP_REASONS, Chat, RepoTools, Tools, agent_events
 from labkit.harness.gate import Gate, Policy
 from labkit.harness.shell import ShellTools
-from labkit.models import OllamaModel, ReplayModel, ScriptedChat
+from labkit.models import AnthropicModel, OllamaModel, OpenAIModel, ReplayModel, ScriptedChat
 from labkit.recording.attempt import CapturingChat
 
 HARNESS = Path(agent_events.__code__.co_filename).parent
@@ -25,10 +25,12 @@ HARNESS = Path(agent_events.__code__.co_filename).parent
 def chats(tmp_path):
     repair = load_recording("repair.json")
     return [OllamaModel(host="http://127.0.0.1:9"), ReplayModel(repair), ScriptedChat([]),
-            CapturingChat(ReplayModel(repair)), ListChat(), lambda messages, tool_schemas: iter(())]
+            CapturingChat(ReplayModel(repair)), ListChat(), lambda messages, tool_schemas: iter(()),
+            OpenAIModel("m", base_url="http://127.0.0.1:9/v1"),
+            AnthropicModel("m", base_url="http://127.0.0.1:9")]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(8))
 def test_every_model_is_a_chat_taking_messages_and_tool_schemas(index, tmp_path):
     chat = chats(tmp_path)[index]
     assert isinstance(chat, Chat)

@@ -12,10 +12,11 @@ import papermill
 import pytest
 
 from labkit import load_recording, recorded_answers, serve_recording
-from labkit.settings import recording_path
+from labkit.settings import PROVIDER_RECORDINGS, recording_path
 from conftest import PROJECT_DIR
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
+PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
 
 
 def parameters_of(notebook):
@@ -25,6 +26,18 @@ def parameters_of(notebook):
     values = {}
     exec(cell.source, {}, values)
     return values
+
+
+def lesson_recording(parameters):
+    """The recording a lesson replays: its RECORDING, else its provider's recorded repair."""
+    chosen = parameters["RECORDING"] or PROVIDER_RECORDINGS[parameters.get("PROVIDER", "ollama")]
+    return load_recording(recording_path(chosen))
+
+
+def printed_by(cells, source):
+    """What the code cell holding ``source`` printed."""
+    cell = next(c for c in cells if c.cell_type == "code" and source in c.source)
+    return "".join(o.get("text", "") for o in cell.outputs)
 
 
 def execute(notebook, output, **parameters):
@@ -38,17 +51,12 @@ def execute(notebook, output, **parameters):
     return cells
 
 
-#: Lesson numbers that may be missing here because the lesson is being built on another
-#: branch (06_providers, issue 15); empty again once it is merged.
-BUILT_ELSEWHERE = {"06"}
-
 
 def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
     assert len(NOTEBOOKS) >= 5
     numbers = [n.stem[:2] for n in NOTEBOOKS]
     expected = [f"{i:02d}" for i in range(1, int(numbers[-1]) + 1)]
-    assert numbers == [n for n in expected if n in numbers]  # in order, each once
-    assert set(expected) - set(numbers) <= BUILT_ELSEWHERE
+    assert numbers == expected  # in order, each once, none missing
     readme = (PROJECT_DIR / "README.md").read_text()
     assert all(f"`{n.stem}`" in readme for n in NOTEBOOKS)
 
@@ -65,13 +73,33 @@ def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
 def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
     parameters = parameters_of(notebook)
-    recording = load_recording(recording_path(parameters["RECORDING"]))
+    recording = lesson_recording(parameters)
     # a lesson whose gate asks a person gets, unattended, the answers the recording holds
     answers = {"ANSWERS": recorded_answers(recording)} if "ANSWERS" in parameters else {}
     with serve_recording(recording) as server:
         execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url, **answers)
         served = len(server.chat_requests)
     assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
+
+
+# --- Lesson 06 with each of the other providers ----------------------------------------
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, tmp_path):
+    cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", MODE="replay", PROVIDER=provider)
+    first = printed_by(cells, "run = run_lesson(chat)")
+    assert first.startswith(f"{provider} (replay): assistant_finished after 5 requests")
+
+
+@pytest.mark.parametrize("provider, suffix", [("openai", "/v1"), ("anthropic", "")])
+def test_the_providers_lesson_runs_live_through_each_sdk(provider, suffix, tmp_path):
+    with serve_recording(PROJECT_DIR / "recordings" / PROVIDER_RECORDINGS[provider]) as server:
+        cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", MODE="live", PROVIDER=provider,
+                        BASE_URL=server.url + suffix)
+        served = len(server.chat_requests)
+    assert served == 5  # the lesson's own run went through the SDK and the server
+    first = printed_by(cells, "run = run_lesson(chat)")
+    assert first.startswith(f"{provider} (live): assistant_finished after 5 requests")
 
 
 # --- Live mode when the model is not there --------------------------------------------
@@ -142,6 +170,14 @@ def test_live_mode_without_a_usable_model_stops_at_the_first_model_cell_saying_w
     index, error = run_cells(notebook, MODE="live", **parameters)
     assert index == first_model_cell(notebook), f"cell {index} failed first: {error!r}"
     assert isinstance(error, LessonError) and words in str(error)
+    assert 'set MODE = "replay"' in str(error)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_providers_lesson_live_without_a_server_stops_saying_what_to_do(provider, closed_port):
+    index, error = run_cells(PROVIDERS_LESSON, MODE="live", PROVIDER=provider, BASE_URL=closed_port)
+    assert index == first_model_cell(PROVIDERS_LESSON) and isinstance(error, LessonError)
+    assert f"nothing is listening at {closed_port}" in str(error)
     assert 'set MODE = "replay"' in str(error)
 
 

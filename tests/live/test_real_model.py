@@ -11,6 +11,7 @@ model is tiny: it is not expected to repair the sample, and this test does not a
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,8 +22,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from labkit import STOP_REASONS, load_recording
+from labkit import STOP_REASONS, compact_event, load_recording
 from labkit.harness.sample import SAMPLE_DIR
+from labkit.settings import recording_path
 
 #: The model file, as the package that ships it says and as we checked it once by hand.
 MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
@@ -30,6 +32,7 @@ ALIAS = "gemma-3-270m-q4_k_m"  # the model id the server reports (not the file's
 CHAT_FORMAT = "chatml-function-calling"  # the one that turns the tools into calls
 CONTEXT = 8192  # tokens; the prompt with three tool schemas is about 550
 READY_WITHIN = 180  # seconds for the server to load the model and answer
+COMMITTED = recording_path("gemma3_270m_llamacpp.json")  # the run lesson 06 replays
 
 
 def digest(folder: Path) -> dict:
@@ -125,3 +128,11 @@ def test_the_real_model_runs_the_repair_to_a_named_stop_and_is_recorded(server, 
                             capture_output=True, text=True, timeout=300)
     assert replay.returncode == 0 and "Replay matches the recording." in replay.stdout, \
         replay.stdout + replay.stderr
+
+    # kept beside the server's log, to compare runs or to replace the course's recording
+    kept = Path(os.environ.get("LIVE_LOG_DIR", tmp_path)) / f"real-{int(time.time())}.json"
+    shutil.copyfile(output, kept)
+    if COMMITTED.exists():
+        same = [compact_event(e) for e in recording["events"]] == load_recording(COMMITTED)["events"]
+        print(f"kept as {kept}; the same events as recordings/{COMMITTED.name}: "
+              f"{'yes' if same else 'no (the lesson replays the committed run)'}")

@@ -12,7 +12,7 @@ from conftest import wait_until
 from labkit import OllamaModel, RecordingError, load_recording, serve_recording
 from labkit.recording.attempt import CapturingChat
 from conftest import PROJECT_DIR
-from labkit.models.server import Faults, reply_plan
+from labkit.models.server import NO_FAULTS, Faults, is_done, reply_plan
 from labkit.harness.tools import SCHEMAS
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
@@ -209,12 +209,12 @@ def test_reply_plan_cuts_the_recorded_turn_as_each_fault_says():
     turn = load_recording(REPAIR)["turns"][0]
     every = list(range(len(turn["chunks"])))
     assert turn["chunks"][-1]["chunk"]["done"] is True
-    assert reply_plan(turn) == (every, "end", None)
-    assert reply_plan(turn, Faults(drop_done=True)) == (every[:-1], "end", None)
-    assert reply_plan(turn, Faults(close_after=3)) == ([0, 1, 2], "close", None)
-    assert reply_plan(turn, Faults(stall_after=1)) == ([0], "stall", None)
-    assert reply_plan(turn, Faults(error_after=0, error="x")) == ([], "error", "x")
-    assert reply_plan(dict(turn, error="crashed")) == (every, "error", "crashed")
+    assert reply_plan(turn, NO_FAULTS, is_done) == (every, "end", None)
+    assert reply_plan(turn, Faults(drop_done=True), is_done) == (every[:-1], "end", None)
+    assert reply_plan(turn, Faults(close_after=3), is_done) == ([0, 1, 2], "close", None)
+    assert reply_plan(turn, Faults(stall_after=1), is_done) == ([0], "stall", None)
+    assert reply_plan(turn, Faults(error_after=0, error="x"), is_done) == ([], "error", "x")
+    assert reply_plan(dict(turn, error="crashed"), NO_FAULTS, is_done) == (every, "error", "crashed")
 
 
 def test_a_mismatch_through_the_sdk_stops_as_a_replay_mismatch_not_a_model_failure():

@@ -19,12 +19,50 @@ def test_committed_recordings_equal_what_the_script_produces(name):
     assert committed == scripted_recording(name), "run `make recordings` and commit the result"
 
 
+def model_named(chunk):
+    """The model a chunk says wrote it (Anthropic's events say it once, in message_start)."""
+    return chunk.get("model") or chunk.get("message", {}).get("model")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_recordings_are_honestly_scripted(name):
     recording = load_recording(RECORDINGS / f"{name}.json")
     assert recording["provenance"]["source"] == "scripted"
-    models = {entry["chunk"]["model"] for turn in recording["turns"] for entry in turn["chunks"]}
+    models = {model_named(entry["chunk"]) for turn in recording["turns"]
+              for entry in turn["chunks"]} - {None}
     assert models == {"scripted"}
+
+
+def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_format():
+    recordings = {name: load_recording(RECORDINGS / f"{name}.json")
+                  for name in ("repair", "repair_openai", "repair_anthropic")}
+    assert {name: r.get("wire_format") for name, r in recordings.items()} == {
+        "repair": None, "repair_openai": "openai", "repair_anthropic": "anthropic"}
+    assert "wire_format" not in json.loads((RECORDINGS / "repair.json").read_text())
+    events = [r["events"] for r in recordings.values()]
+    assert events[0] == events[1] == events[2]
+    first = {name: r["turns"][0]["chunks"] for name, r in recordings.items()}
+    assert first["repair_openai"][-1]["line"].startswith('data: {"id":"chatcmpl-')
+    assert first["repair_anthropic"][0]["line"].startswith("event: message_start\ndata: {")
+
+
+@pytest.mark.parametrize("wire, edit, problem", [
+    ("nonsense", None, "'wire_format' is 'nonsense'"),
+    ("openai", lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
+     "a server-sent event whose data is JSON text equal to its 'chunk'"),
+    ("openai", lambda r: r["provenance"].update(source="ollama", model="m", digest="d",
+                                                 server_version="v"),
+     "a recording from a live 'ollama' server cannot be in the 'openai' wire format"),
+    ("anthropic", lambda r: r["provenance"].update(source="anthropic", model="m"),
+     "an 'anthropic' recording must name its base_url_host")])
+def test_a_recordings_wire_format_its_lines_and_its_source_must_agree(wire, edit, problem):
+    import copy
+    from labkit.recording.format import recording_problem
+    recording = copy.deepcopy(load_recording(RECORDINGS / f"repair_{'openai' if wire == 'nonsense' else wire}.json"))
+    recording["wire_format"] = wire
+    if edit:
+        edit(recording)
+    assert problem in recording_problem(recording)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -201,3 +239,29 @@ def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
         broken = {**recording, "harness": harness}
         with pytest.raises(RecordingError, match=words):
             save_recording(broken, tmp_path / "broken.json")
+
+
+#: Recordings a live model wrote (``make live-test`` writes them; see tests/live).
+REAL = {"gemma3_270m_llamacpp": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"}
+
+
+def test_every_committed_recording_is_the_scripts_or_names_the_model_that_wrote_it():
+    assert {path.stem for path in RECORDINGS.glob("*.json")} == set(SCENARIOS) | set(REAL)
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_a_real_models_recording_names_what_wrote_it_and_replays_strictly(name):
+    recording = load_recording(RECORDINGS / f"{name}.json")
+    provenance = recording["provenance"]
+    assert provenance["source"] == "openai" and "replayed_from" not in provenance
+    assert provenance["declared"]["model_sha256"] == REAL[name]
+    assert provenance["declared"]["server"].startswith("llama-cpp-python ")
+    assert provenance["server_reported"]["model"]["id"] == provenance["model"]
+    models = {model_named(entry["chunk"]) for turn in recording["turns"]
+              for entry in turn["chunks"]}
+    assert models == {provenance["model"]}  # every reply says which model wrote it
+    replayed, events = run_attempt(ReplayModel(recording, strict=True),
+                                   provenance=provenance, task=recording["task"],
+                                   max_turns=recording["max_turns"])
+    assert [compact_event(e) for e in events] == recording["events"]
+    assert replayed["checks"] == recording["checks"]

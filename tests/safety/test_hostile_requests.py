@@ -162,3 +162,55 @@ def test_a_recording_given_as_a_dict_is_checked_before_serving(safety_tally):
                            "recorded against a different sample")):
         with pytest.raises(RecordingError, match=words):
             serve_recording(broken)
+
+
+# --- the same guards in front of OpenAI's and Anthropic's APIs ---------------------------
+
+SSE_ROUTES = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+
+
+def sse_chat(provider, **fields) -> bytes:
+    required = {"model": "labkit-replay:recording"}
+    if provider == "anthropic":
+        required["max_tokens"] = 10
+    return json.dumps({**required, **fields}).encode()
+
+
+SSE_HOSTILE = {  # name: (body for a provider, extra headers, status, words of the error)
+    "JSON recursion bomb": (lambda p: b"[" * 200_000, {}, 400, "nests deeper"),
+    "body is a list": (lambda p: b"[1, 2]", {}, 400, "a JSON array, not an object"),
+    "body is NaN": (lambda p: b'{"model": NaN}', {}, 400, "not JSON"),
+    "1 GiB Content-Length": (lambda p: b"", {"Content_Length": str(2**30)}, 413,
+                             "accepts at most"),
+    "chunked body": (lambda p: b"0\r\n\r\n", {"Transfer_Encoding": "chunked"}, 411, "not chunked"),
+    "messages entry is a number": (lambda p: sse_chat(p, messages=[1]), {}, 400,
+                                   "messages[0] is a JSON number, not an object"),
+    "tools holds a number": (lambda p: sse_chat(p, messages=[], tools=[1]), {}, 400,
+                             "tools[0] is a JSON number, not a tool object"),
+    "no model": (lambda p: b'{"messages": []}', {}, 400, "model"),
+}
+
+
+@pytest.fixture(scope="module")
+def sse_servers():
+    with serve_recording(load_recording(PROJECT_DIR / "recordings" / "repair_openai.json"),
+                         request_timeout=0.5) as openai, \
+            serve_recording(load_recording(PROJECT_DIR / "recordings" / "repair_anthropic.json"),
+                            request_timeout=0.5) as anthropic:
+        yield {"openai": openai, "anthropic": anthropic}
+
+
+@pytest.mark.parametrize("name", sorted(SSE_HOSTILE))
+@pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
+def test_a_hostile_request_to_an_sse_api_gets_that_apis_4xx_error_and_the_server_goes_on(
+        provider, name, sse_servers, safety_tally):
+    safety_tally["hostile HTTP requests"] += 1
+    server = sse_servers[provider]
+    body, headers, status, words = SSE_HOSTILE[name]
+    got_status, answer, _ = exchange(server.url, post(SSE_ROUTES[provider], body(provider),
+                                                      **headers))
+    assert got_status == status, answer
+    error = answer["error"]
+    assert words in error["message"] and {"openai": "param", "anthropic": "type"}[provider] in error
+    assert server.errors == []
+    assert exchange(server.url, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200

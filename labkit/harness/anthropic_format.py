@@ -1,0 +1,193 @@
+"""Anthropic's Messages stream: content blocks opened, filled and closed; complete at
+``message_stop``.
+
+A streamed reply is a series of events, one per server-sent event, each naming its
+``type``: ``message_start`` first; then, per content block, ``content_block_start`` (a
+``text`` block, or a ``tool_use`` block with the call's ``id`` and ``name``),
+``content_block_delta`` events (``text_delta`` with ``text``, or ``input_json_delta`` with
+``partial_json``, a fragment of the call's input as JSON text) and ``content_block_stop``;
+then ``message_delta``, whose ``delta.stop_reason`` says why the reply ended, and
+``message_stop``. ``ping`` events, and event types this harness does not know, carry
+nothing for the turn: Anthropic says new ones may be added.
+
+The reply is complete at ``message_stop``, with a ``stop_reason`` of ``"tool_use"`` or
+``"end_turn"``; ``"max_tokens"`` means the output-length limit cut it, and it is refused
+as Ollama's ``done_reason: "length"`` is. Only then is each tool's ``partial_json`` joined
+and parsed (when none came, the input is the one its block started with, ``{}``).
+
+The assistant message keeps the content blocks (empty text blocks left out: the API
+refuses them). The results of one turn go back together, as one ``user`` message whose
+content is a list of ``tool_result`` blocks, each naming its call's ``tool_use_id``.
+Linear in the stream's length: fragments are kept in lists and joined once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .assembled import (MAX_ARGUMENT_DEPTH, AssembledTurn, FragmentAssembler, Malformed, kind,
+                        need, parse_arguments)
+from .contracts import Message, ToolCall
+from .frozen import TooDeep, freeze
+
+CLEAN_ENDS = ("tool_use", "end_turn")
+
+
+@dataclass
+class BlockSoFar:
+    """One content block as its deltas arrive: text pieces, or a tool's input in JSON pieces."""
+
+    type: str  # "text" or "tool_use"
+    id: str | None = None
+    name: str | None = None
+    start_input: dict | None = None  # a tool_use block's input as it started (``{}``)
+    parts: list = field(default_factory=list)
+
+
+class AnthropicAssembler(FragmentAssembler):
+    """Folds Messages stream events one at a time (``add``); ``turn()`` judges what arrived
+    so far."""
+
+    unit = "event"
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = {}  # index -> BlockSoFar
+        self.open = set()  # indexes of blocks started and not yet stopped
+        self.started = self.stopped = False  # message_start, message_stop arrived
+        self.stop_reason = None
+
+    def _fold(self, event) -> str:
+        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        kind_ = event.get("type")
+        need(kind_ != "error", f"an error from the server: {event.get('error')}")
+        need(not self.stopped, f"a {kind_!r} event arrived after message_stop")
+        if not self.started:
+            need(kind_ == "message_start", f"the stream must begin with message_start, not {kind_!r}")
+            self.started = True
+            return ""
+        if kind_ == "content_block_start":
+            return self._start(event)
+        if kind_ == "content_block_delta":
+            return self._delta(event)
+        if kind_ == "content_block_stop":
+            need(event.get("index") in self.open, f"content_block_stop for block "
+                                                  f"{event.get('index')!r}, which is not open")
+            self.open.discard(event["index"])
+        elif kind_ == "message_delta":
+            delta = event.get("delta")
+            need(isinstance(delta, dict), "message_delta has no 'delta' object")
+            reason = delta.get("stop_reason")
+            need(reason is None or isinstance(reason, str), f"stop_reason is {kind(reason)}")
+            self.stop_reason = reason or self.stop_reason
+        elif kind_ == "message_stop":
+            need(not self.open, f"message_stop arrived while content block {min(self.open, default=0)} "
+                                "was still open")
+            self.stopped = True
+        elif kind_ == "message_start":
+            raise Malformed("a second message_start")
+        return ""  # ping, and event types added after this harness was written
+
+    def _start(self, event) -> str:
+        index, block = event.get("index"), event.get("content_block")
+        need(type(index) is int and index not in self.blocks,
+             f"content_block_start has index {index!r}, not the number of a new block")
+        need(isinstance(block, dict), f"block {index}: 'content_block' is {kind(block)}")
+        if block.get("type") == "text":
+            text = block.get("text") or ""
+            need(isinstance(text, str), f"block {index}: its text is {kind(text)}")
+            self.blocks[index] = BlockSoFar("text", parts=[text] if text else [])
+        elif block.get("type") == "tool_use":
+            call_id, name, start = block.get("id"), block.get("name"), block.get("input", {})
+            need(isinstance(call_id, str) and call_id, f"tool_use block {index} has no 'id'")
+            need(isinstance(name, str) and name, f"tool_use block {index} has no 'name'")
+            need(isinstance(start, dict), f"tool_use block {index} starts with input {kind(start)}")
+            try:
+                start = freeze(start, MAX_ARGUMENT_DEPTH)
+            except TooDeep as exc:
+                raise Malformed(f"the input of tool_use block {index} is {exc}") from None
+            self.blocks[index] = BlockSoFar("tool_use", call_id, name, start)
+            text = ""
+        else:
+            raise Malformed(f"block {index} is a {block.get('type')!r} block; this harness "
+                            "assembles 'text' and 'tool_use' blocks")
+        self.open.add(index)
+        return text
+
+    def _delta(self, event) -> str:
+        index, delta = event.get("index"), event.get("delta")
+        need(index in self.open, f"a delta for block {index!r}, which is not open")
+        need(isinstance(delta, dict), f"block {index}: the delta is {kind(delta)}")
+        block = self.blocks[index]
+        field_ = {("text", "text_delta"): "text",
+                  ("tool_use", "input_json_delta"): "partial_json"}.get((block.type, delta.get("type")))
+        need(field_, f"a {delta.get('type')!r} delta for {block.type} block {index}")
+        piece = delta.get(field_)
+        need(isinstance(piece, str), f"block {index}: delta.{field_} is {kind(piece)}, not text")
+        if piece:
+            block.parts.append(piece)
+        return piece if block.type == "text" else ""
+
+    def calls_so_far(self) -> list:
+        """``(id, name, input's JSON text so far)`` of each tool_use block, in block order."""
+        return [(block.id, block.name, "".join(block.parts))
+                for _, block in sorted(self.blocks.items()) if block.type == "tool_use"]
+
+    def unfinished(self) -> str | None:
+        """Why the reply has not finished cleanly (so far), or None when it has."""
+        if not self.stopped:
+            return "the stream ended without message_stop"
+        if self.stop_reason == "max_tokens":
+            return "the reply was cut by the output-length limit (stop_reason 'max_tokens')"
+        if self.stop_reason not in CLEAN_ENDS:
+            return f"the reply ended with stop_reason {self.stop_reason!r}, not 'tool_use' or 'end_turn'"
+        return None
+
+    def turn(self) -> AssembledTurn:
+        blocks = [(index, block, "".join(block.parts)) for index, block in sorted(self.blocks.items())]
+        problem, unfinished = self.problem, self.unfinished()
+        complete = problem is None and unfinished is None
+        content, calls = [], []
+        try:
+            for index, block, joined in blocks:
+                if block.type == "text":
+                    if joined:
+                        content.append({"type": "text", "text": joined})
+                    continue
+                arguments = block.start_input
+                if complete and joined:  # now the JSON text is whole
+                    arguments = parse_arguments(joined, f"tool_use block {index} ({block.name!r})")
+                content.append({"type": "tool_use", "id": block.id, "name": block.name,
+                                "input": arguments})
+                calls.append(ToolCall(block.id, block.name, arguments))
+        except Malformed as exc:
+            problem = f"at the end of the reply: {exc}"
+        text = "".join(joined for _, block, joined in blocks if block.type == "text")
+        return AssembledTurn(freeze({"role": "assistant", "content": content}), text,
+                             calls if complete and problem is None else [], problem, unfinished,
+                             self.stop_reason if self.stopped else None, self.chunks)
+
+
+def tool_results_message(calls: list[ToolCall], results: list) -> Message:
+    """The one ``user`` message that carries a turn's results back (Anthropic's shape)."""
+    return {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": call.id, "content": json.dumps(result)}
+        for call, result in zip(calls, results)]}
+
+
+class Anthropic:
+    """Anthropic Messages: server-sent events, content blocks with ``input_json_delta``
+    fragments, ``stop_reason`` in ``message_delta``; a turn's results go back together, as
+    ``tool_result`` blocks in one ``user`` message."""
+
+    name = "anthropic"
+
+    def assembler(self) -> AnthropicAssembler:
+        return AnthropicAssembler()
+
+    def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
+        return [tool_results_message(calls, results)] if calls else []
+
+
+ANTHROPIC = Anthropic()

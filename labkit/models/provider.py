@@ -1,0 +1,260 @@
+"""What ``OpenAIModel`` and ``AnthropicModel`` share: a live model behind an official SDK that
+streams server-sent events.
+
+- **The address and the key.** ``base_url`` comes from the argument, else the provider's
+  variable (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), else the provider's own API.
+  The key comes from the argument, else ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``, read
+  when the model is made (a live model only: replay never reads it). A local server
+  often wants no key: for an address that is not the provider's own, a placeholder is
+  sent when none is set. The key is never part of an error, a ``repr``, a provenance or
+  a recording; a request carries it in a header, which no capture keeps.
+- **The wire.** The SDK parses the stream for the loop; a :class:`~.wire.LineTap` under
+  its ``httpx2`` client copies each line as it arrives, and the chunk handed to the loop
+  is the event's own JSON (every field the server sent), kept with the event's text.
+- **Errors a learner can act on.** Both SDKs raise the same family of exceptions
+  (connection refused, timeout, an HTTP status with the API's error body, an error
+  event mid-stream); each becomes a :class:`ProviderError` saying what happened and what
+  to do: nothing listening, no key or a wrong one (401), a model the server does not
+  have (404, or a base URL without ``/v1``), a model that cannot call tools.
+- **Provenance.** A live server is named by provider, base URL host, model and the
+  model list it reports; a labkit replay server (its model list says it is one) by the
+  recording it serves, as ``OllamaModel`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+import httpx2
+
+from ..recording.format import SOURCES, timestamp
+from ..settings import DEFAULT_BASE_URLS, REQUEST_TIMEOUT
+from .sse import EventReader, chunk_of
+from .wire import LineTap, chunks_only
+
+RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
+REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
+NO_KEY = "no-key-needed"  # sent to a server of your own when no key is set (it ignores it)
+
+
+class ProviderError(RuntimeError):
+    """The model server gave no usable reply; the message says why and what to do."""
+
+    def __init__(self, message: str, stop_detail: str | None = None):
+        super().__init__(message)
+        self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
+
+
+class ProviderModel:
+    """A ``chat`` callable over a provider's official SDK; see the module's description.
+
+    A subclass names its ``provider``, the SDK module (``sdk``), its variables and how to
+    make the client (``_client``) and a streamed request (``_request``).
+    """
+
+    provider = ""      # "openai" or "anthropic": also its wire format's name
+    title = ""         # how messages name the provider
+    sdk = None         # the SDK module: its exceptions are the same family for both
+    key_variable = ""  # OPENAI_API_KEY...
+    url_variable = ""  # OPENAI_BASE_URL...
+    models_path = "/models"  # the model list, below the base URL
+    example_url = ""   # an address, for a message about one that is not
+    url_hint = ""      # what a 404 may mean about the address
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = REQUEST_TIMEOUT):
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"name the model to use (a non-empty string), not {model!r}")
+        self.model = model
+        self.base_url = (base_url or os.environ.get(self.url_variable)
+                         or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"cannot use {self.base_url!r} as the {self.title} address; give "
+                             f"one like {self.example_url}")
+        self.host = parts.netloc.rsplit("@", 1)[-1]  # never a user:password part
+        self.timeout = timeout
+        key = api_key or os.environ.get(self.key_variable)
+        self.keyed = bool(key)
+        if not key and self.official:
+            raise ProviderError(f"{self.title}'s API needs a key: set {self.key_variable} (or "
+                                f"pass api_key=...). {REPLAY_HINT}")
+        self.tap = LineTap(httpx2.HTTPTransport())
+        self.client = self._client(key or NO_KEY, httpx2.Client(transport=self.tap,
+                                                                 timeout=timeout))
+
+    @property
+    def wire_format(self) -> str:
+        return self.provider
+
+    @property
+    def official(self) -> bool:
+        """Whether the address is the provider's own API (there a key is a must)."""
+        return urlsplit(self.base_url).hostname == urlsplit(DEFAULT_BASE_URLS[self.provider]).hostname
+
+    def __call__(self, messages: list, tool_schemas: list):
+        """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
+        return chunks_only(self.wire(messages, tool_schemas))
+
+    def wire(self, messages: list, tool_schemas: list):
+        """Like calling it, but each item is ``(chunk, event)``: the event's text as it came."""
+        return self._stream(messages, tool_schemas)
+
+    def _stream(self, messages, tool_schemas):
+        received = 0
+        stream = None
+        try:
+            stream = self._request(messages, tool_schemas)
+            events = self.tap.pairs(stream, lambda copy: EventReader(copy).next_event)
+            for received, (part, event) in enumerate(events, start=1):
+                yield chunk_of(event, part), event
+        except self.sdk.APIError as exc:
+            raise self.failure(exc, received) from exc
+        finally:
+            if stream is not None:
+                stream.close()  # ends the HTTP response, also when the loop abandons it
+
+    def failure(self, exc, received: int = 0) -> ProviderError:
+        mismatch = REPLAY_MISMATCH in str(getattr(exc, "message", ""))
+        return ProviderError(self.explain(exc, received), stop_detail=(
+            "replay mismatch: the replay server refused the request, which differs from the "
+            "recording (not a model failure)" if mismatch else None))
+
+    # --- asking the server before a run ---------------------------------------------------
+
+    def listed(self) -> dict:
+        """The server's model list, as its JSON (``GET {base_url}{models_path}``)."""
+        try:
+            return self.client.get(self.models_path, cast_to=object)
+        except self.sdk.APIError as exc:
+            raise self.failure(exc) from exc
+
+    def check(self) -> None:
+        """Ask the server, before a run, whether it is there, takes the key and has the model.
+
+        Raises :class:`ProviderError` saying what to do; returns None otherwise. (Whether
+        the model can call tools, the first request tells: these APIs do not say it.)
+        """
+        names = [entry.get("id") for entry in _entries(self.listed())]
+        if names and self.model not in names:
+            shown = ", ".join(repr(name) for name in names[:8]) + (" ..." if len(names) > 8 else "")
+            raise ProviderError(f"the {self.title} server at {self.base_url} has no model "
+                                f"{self.model!r}; it lists {shown}: set MODEL (or --model) to "
+                                f"one of them")
+
+    def provenance(self, now=None) -> dict:
+        """Who will have written the chunks captured from this server, as it tells us.
+
+        A live server: ``"source"`` is the provider, with the model, the base URL's host and
+        the model's entry in the list the server reports. A labkit replay server: the
+        served recording's own provenance (its ``source`` says who wrote the chunks) plus
+        ``replayed_from``, so no file ever claims a live model wrote what a script did.
+        """
+        listed = self.listed()
+        date = timestamp(now)
+        served = listed.get("labkit_replay") if isinstance(listed, dict) else None
+        if served is None:
+            entries = _entries(listed)
+            entry = next((e for e in entries if e.get("id") == self.model), None)
+            return {"source": self.provider, "model": self.model, "base_url_host": self.host,
+                    "server_reported": {"model": entry,
+                                        "models_listed": [e.get("id") for e in entries]},
+                    "request": self.settings(), "date": date, "recorded_with": RECORDER}
+        origin = served.get("provenance") if isinstance(served, dict) else None
+        if not isinstance(origin, dict) or origin.get("source") not in SOURCES:
+            raise ProviderError(f"the replay server at {self.base_url} does not say where its "
+                                "recording came from; refusing to record from it")
+        return {**origin, "replayed_from": {
+            "server": f"labkit replay server ({self.provider} API)",
+            "recording": served.get("recording"),
+            "recording_sha256": served.get("recording_sha256"), "requested_model": self.model,
+            "date": date, "recorded_with": RECORDER}}
+
+    # --- errors ---------------------------------------------------------------------------
+
+    def explain(self, exc: Exception, received: int = 0) -> str:
+        """A message a learner can act on, for an error the SDK raised."""
+        sdk, where = self.sdk, f"the {self.title} server at {self.base_url}"
+        if isinstance(exc, sdk.APITimeoutError):
+            if received:
+                return (f"{where} went quiet for {self.timeout:g} s after {received} chunks of "
+                        "the reply; it may be stuck or overloaded. Try again.")
+            return (f"{where} did not answer within {self.timeout:g} s; it may still be "
+                    "loading the model. Try again.")
+        if isinstance(exc, sdk.APIConnectionError):
+            if received:
+                return (f"the connection to {where} broke after {received} chunks, before the "
+                        "reply was complete. Is the server still running?")
+            return (f"nothing is listening at {self.base_url} (the connection failed). Start "
+                    f"the server, or set BASE_URL (or --base-url, or {self.url_variable}) to "
+                    f"where it runs. {REPLAY_HINT}")
+        text = _server_message(exc)
+        status = getattr(exc, "status_code", None)
+        if received or status in (None, 200):  # an error event inside a streamed reply
+            return f"{where} reported an error during the reply: {text}"
+        if REPLAY_MISMATCH in text:
+            return text
+        if status == 401:
+            if not self.keyed:
+                return (f"{where} wants an API key (HTTP 401), and none is set: set "
+                        f"{self.key_variable} (or pass api_key=...)")
+            return (f"{where} refused the API key (HTTP 401): check {self.key_variable} "
+                    "(or the api_key you passed)")
+        if status == 404:
+            return (f"{where} answered 404 for the model {self.model!r}: the model is not "
+                    f"there (list the server's models, and set MODEL or --model to one), or "
+                    f"the address is wrong ({self.url_hint}) (the server said: {text})")
+        if status in (400, 422) and "tool" in text.lower():
+            return (f"the model {self.model!r} at {self.base_url} cannot call tools, which the "
+                    f"loop needs: use a model (or server settings) that can (the server said: "
+                    f"{text})")
+        return f"{where} answered HTTP {status}: {text}"
+
+    # --- the rest -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP connections (the object cannot be used afterwards)."""
+        self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def __repr__(self):  # never the key
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+
+REPLAY_MISMATCH = "does not match the recording"  # how a labkit replay server refuses a request
+
+
+def _entries(listed) -> list:
+    """The model entries of a model list (``{"data": [...]}`` in both APIs)."""
+    data = listed.get("data") if isinstance(listed, dict) else None
+    return [entry for entry in data if isinstance(entry, dict)] if isinstance(data, list) else []
+
+
+def _server_message(exc) -> str:
+    """The error's own words: the ``message`` of the API's error body, else the SDK's text."""
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else getattr(exc, "message", str(exc))
+
+
+
+def reported_in_replies(recording: dict) -> dict:
+    """What the server said about itself in a recording's replies: each distinct ``model``
+    (OpenAI's chunks, Anthropic's ``message_start``) and ``system_fingerprint`` (OpenAI's)."""
+    found = {"model": [], "system_fingerprint": []}
+    for turn in recording["turns"]:
+        for entry in turn["chunks"]:
+            chunk = entry["chunk"]
+            said = {"model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
+                    "system_fingerprint": chunk.get("system_fingerprint")}
+            for key, value in said.items():
+                if isinstance(value, str) and value and value not in found[key]:
+                    found[key].append(value)
+    return found
