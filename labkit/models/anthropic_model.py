@@ -16,7 +16,6 @@ is in ``provider.py``.
 
 from __future__ import annotations
 
-import anthropic
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
 from .provider import ProviderModel
@@ -34,7 +33,7 @@ class AnthropicModel(ProviderModel):
 
     provider = "anthropic"
     title = "Anthropic"
-    sdk = anthropic
+    sdk_name = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
     url_variable = "ANTHROPIC_BASE_URL"
     models_path = "/v1/models"
@@ -45,9 +44,9 @@ class AnthropicModel(ProviderModel):
                  api_key: str | None = None, timeout: float = REQUEST_TIMEOUT):
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def _client(self, key: str, http_client) -> anthropic.Anthropic:
+    def _client(self, key: str, http_client) :
         # the key is given, so the SDK consults no variable or profile for credentials
-        return anthropic.Anthropic(api_key=key, base_url=self.base_url, http_client=http_client,
+        return self.sdk.Anthropic(api_key=key, base_url=self.base_url, http_client=http_client,
                                    timeout=self.timeout, max_retries=0)
 
     def settings(self) -> dict:

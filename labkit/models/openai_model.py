@@ -18,7 +18,6 @@ assembles it as one chunk, under the same rules. Everything shared with
 
 from __future__ import annotations
 
-import openai
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, OLLAMA_OPTIONS, REQUEST_TIMEOUT
 from .provider import ProviderModel
@@ -37,7 +36,7 @@ class OpenAIModel(ProviderModel):
 
     provider = "openai"
     title = "OpenAI-compatible"
-    sdk = openai
+    sdk_name = "openai"
     key_variable = "OPENAI_API_KEY"
     url_variable = "OPENAI_BASE_URL"
     example_url = "http://127.0.0.1:1234/v1"
@@ -49,9 +48,9 @@ class OpenAIModel(ProviderModel):
         self.stream = stream
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def _client(self, key: str, http_client) -> openai.OpenAI:
+    def _client(self, key: str, http_client) :
         # retries off: a failure is reported at once, and a replayed request is sent once
-        return openai.OpenAI(api_key=key, base_url=self.base_url, http_client=http_client,
+        return self.sdk.OpenAI(api_key=key, base_url=self.base_url, http_client=http_client,
                              timeout=self.timeout, max_retries=0)
 
     def settings(self) -> dict:

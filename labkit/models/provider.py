@@ -23,6 +23,7 @@ streams server-sent events.
 
 from __future__ import annotations
 
+import importlib
 import os
 from urllib.parse import urlsplit
 
@@ -49,18 +50,24 @@ class ProviderError(RuntimeError):
 class ProviderModel:
     """A ``chat`` callable over a provider's official SDK; see the module's description.
 
-    A subclass names its ``provider``, the SDK module (``sdk``), its variables and how to
-    make the client (``_client``) and a streamed request (``_request``).
+    A subclass names its ``provider``, the SDK's module (``sdk_name``), its variables and
+    how to make the client (``_client``) and a streamed request (``_request``).
     """
 
     provider = ""      # "openai" or "anthropic": also its wire format's name
     title = ""         # how messages name the provider
-    sdk = None         # the SDK module: its exceptions are the same family for both
+    sdk_name = ""      # the SDK's module: its exceptions are the same family for both
     key_variable = ""  # OPENAI_API_KEY...
     url_variable = ""  # OPENAI_BASE_URL...
     models_path = "/models"  # the model list, below the base URL
     example_url = ""   # an address, for a message about one that is not
     url_hint = ""      # what a 404 may mean about the address
+
+    @property
+    def sdk(self):
+        """The SDK, imported on first use: importing both takes seconds, and most programs
+        that import labkit (a replay, a grader, a kernel) never talk to these providers."""
+        return importlib.import_module(self.sdk_name)
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = REQUEST_TIMEOUT):

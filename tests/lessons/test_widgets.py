@@ -14,10 +14,14 @@ def assembled(stepper):
     return text
 
 
-def test_importing_labkit_does_not_load_ipywidgets():
-    code = "import sys, labkit; print('ipywidgets' in sys.modules, labkit.ChunkStepper.__name__)"
+def test_importing_labkit_loads_neither_ipywidgets_nor_the_provider_sdks():
+    """Each is loaded when first used: together they took over 2 s to import, paid by every
+    process that imports labkit (a replay, each regraded test cell, each kernel)."""
+    code = ("import sys, labkit; print(*(m in sys.modules for m in ('ipywidgets', 'openai', "
+            "'anthropic')), labkit.ChunkStepper.__name__, labkit.OpenAIModel('m', "
+            "base_url='http://127.0.0.1:9/v1').sdk.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "ChunkStepper"]
+    assert out.stdout.split() == ["False", "False", "False", "ChunkStepper", "openai"]
 
 
 def test_stepper_starts_at_the_first_chunk_and_next_moves_on(repair_recording):
