@@ -1,11 +1,13 @@
 """Two nbgrader preprocessors that make autograding trustworthy, registered by the
 ``nbgrader_config.py`` that ``python -m labkit.grading course`` writes.
 
-``ExecuteKillingHangs`` is nbgrader's ``Execute`` with two changes: when a cell runs
+``ExecuteKillingHangs`` is nbgrader's ``Execute`` with three changes: when a cell runs
 past its timeout and the kernel ignores the interrupt (an answer that blocks SIGINT),
 or when the kernel dies in a cell (``os._exit``), the kernel is restarted instead of
 the whole submission being dropped; the cell gets an error and the notebook goes on
-(in a fresh kernel).
+(in a fresh kernel). And the graded test cells of the course's exercises are not run
+in the kernel at all: their verdicts come from ``RegradeOutsideKernel`` alone, so running
+their checks in the kernel too would only double the grading time.
 
 ``RegradeOutsideKernel`` runs after it. The learner's code ran in that kernel and could
 have patched anything there, so the outputs of the graded test cells are not trusted:
@@ -60,6 +62,9 @@ class ExecuteKillingHangs(Execute):
     async def async_execute_cell(self, cell, cell_index, execution_count=None,
                                  store_history=True):
         """Run one cell; if its kernel hung or died, start a fresh one and go on."""
+        if cell_index in self._regraded():
+            cell.outputs = []  # RegradeOutsideKernel writes them
+            return cell
         try:
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
@@ -75,6 +80,13 @@ class ExecuteKillingHangs(Execute):
             if self._kernel_must_restart:
                 self._kernel_must_restart = False
                 await self._fresh_kernel()
+
+    def _regraded(self) -> set:
+        """The indexes of the test cells whose verdict RegradeOutsideKernel gives."""
+        if getattr(self, "_regraded_in", None) is not self.nb:
+            self._regraded_in = self.nb
+            self._regraded_cells = {e.test_index for e in exercises(self.nb) if e.check}
+        return self._regraded_cells
 
     async def _fresh_kernel(self) -> None:
         await asyncio.sleep(0)  # let the cancelled readers of the old kernel finish first

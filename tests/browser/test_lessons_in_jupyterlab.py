@@ -26,6 +26,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from labkit import assemble_turn, load_recording
+from labkit.grading.conventions import nbgrader_role
 from lab_server import MARKER, JupyterLab, kill_processes, processes_left
 from notebook_page import NotebookPage, wait_for_text
 
@@ -142,11 +143,16 @@ def page(chromium, lab):
 
 def copy_lessons(source: Path, target: Path) -> None:
     """Copy the notebooks with outputs, counts and saved widget state cleared, so that
-    everything the test sees comes from this run and the sources are never touched."""
+    everything the test sees comes from this run and the sources are never touched.
+
+    The graded test cells are left out: they only print a check's verdict, and nbval runs
+    them (tests/test_package.py) as the graded class does; here they would only double
+    the time the browser waits."""
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for path in target.rglob("*.ipynb"):
         notebook = nbformat.read(path, as_version=4)
         notebook.metadata.pop("widgets", None)
+        notebook.cells = [cell for cell in notebook.cells if nbgrader_role(cell) != "test"]
         for cell in notebook.cells:
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None

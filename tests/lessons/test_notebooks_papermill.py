@@ -12,11 +12,13 @@ import papermill
 import pytest
 
 from labkit import load_recording, recorded_answers, serve_recording
+from labkit.grading.conventions import nbgrader_role
 from labkit.settings import PROVIDER_RECORDINGS, recording_path
 from conftest import PROJECT_DIR
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
 PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
+FIRST_RUN = "run = run_lesson(chat)"  # lesson 06's only cell that reads PROVIDER and MODE
 
 
 def parameters_of(notebook):
@@ -40,8 +42,23 @@ def printed_by(cells, source):
     return "".join(o.get("text", "") for o in cell.outputs)
 
 
-def execute(notebook, output, **parameters):
-    papermill.execute_notebook(str(notebook), str(output), parameters=parameters,
+def execute(notebook, output, *, until=None, **parameters):
+    """Run the lesson under papermill with ``parameters``; return its cells.
+
+    Its graded test cells are left out: they check an answer whatever the mode, and run
+    in nbval's run of every lesson and in the graded class. ``until``: stop after the
+    first code cell holding that text (the cells after it do not read the parameters)."""
+    lesson = nbformat.read(notebook, as_version=4)
+    kept = []
+    for cell in lesson.cells:
+        if nbgrader_role(cell) != "test":
+            kept.append(cell)
+        if until and cell.cell_type == "code" and until in cell.source:
+            break
+    lesson.cells = kept
+    source = output.with_name("given-" + output.name)
+    nbformat.write(lesson, source)
+    papermill.execute_notebook(str(source), str(output), parameters=parameters,
                                cwd=str(notebook.parent), kernel_name="python3",
                                progress_bar=False)
     cells = nbformat.read(output, as_version=4).cells
@@ -86,19 +103,20 @@ def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, tmp_path):
-    cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", MODE="replay", PROVIDER=provider)
-    first = printed_by(cells, "run = run_lesson(chat)")
+    cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="replay",
+                    PROVIDER=provider)
+    first = printed_by(cells, FIRST_RUN)
     assert first.startswith(f"{provider} (replay): assistant_finished after 5 requests")
 
 
 @pytest.mark.parametrize("provider, suffix", [("openai", "/v1"), ("anthropic", "")])
 def test_the_providers_lesson_runs_live_through_each_sdk(provider, suffix, tmp_path):
     with serve_recording(PROJECT_DIR / "recordings" / PROVIDER_RECORDINGS[provider]) as server:
-        cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", MODE="live", PROVIDER=provider,
-                        BASE_URL=server.url + suffix)
+        cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="live",
+                        PROVIDER=provider, BASE_URL=server.url + suffix)
         served = len(server.chat_requests)
     assert served == 5  # the lesson's own run went through the SDK and the server
-    first = printed_by(cells, "run = run_lesson(chat)")
+    first = printed_by(cells, FIRST_RUN)
     assert first.startswith(f"{provider} (live): assistant_finished after 5 requests")
 
 
