@@ -22,7 +22,7 @@ import pydantic
 
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_HOST, DEFAULT_MODEL, OLLAMA_OPTIONS as OPTIONS, REQUEST_TIMEOUT
-from .wire import LineTap, chunks_only
+from .wire import LineTap, TappedModel
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
@@ -37,7 +37,7 @@ class OllamaError(RuntimeError):
         self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
 
 
-class OllamaModel:
+class OllamaModel(TappedModel):
     """Stream chat replies from Ollama as plain dicts: each wire line's JSON object.
 
     ``host`` defaults to ``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``. Each
@@ -62,30 +62,23 @@ class OllamaModel:
             raise ValueError(f"cannot use {self.host!r} as the Ollama address ({exc}); "
                              f"give one like {DEFAULT_HOST}") from None
 
-    def __call__(self, messages: list, tool_schemas: list):
-        """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
-        return chunks_only(self.wire(messages, tool_schemas))
+    @property
+    def errors(self) -> tuple:
+        return SERVER_ERRORS
 
-    def wire(self, messages: list, tool_schemas: list):
-        """Like calling it, but each item is ``(chunk, line)``: the line exactly as it came."""
-        return self._stream(messages, tool_schemas)
+    def _request(self, messages, tool_schemas):
+        return self.client.chat(self.model, messages, tools=tool_schemas, stream=True,
+                                think=True, keep_alive=0, options=OPTIONS)
 
-    def _stream(self, messages, tool_schemas):
-        received = 0
-        stream = None
-        try:
-            stream = self.client.chat(self.model, messages, tools=tool_schemas, stream=True,
-                                      think=True, keep_alive=0, options=OPTIONS)
-            for received, (part, line) in enumerate(self.tap.pairs(stream), start=1):
-                yield _wire_object(line, part), line
-        except SERVER_ERRORS as exc:
-            mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
-            raise OllamaError(self.explain(exc, received), stop_detail=(
-                "replay mismatch: the replay server refused the request, which differs from "
-                "the recording (not a model failure)" if mismatch else None)) from exc
-        finally:
-            if stream is not None:
-                stream.close()  # ends the HTTP response, also when the loop abandons it
+    def _pairs(self, stream):
+        for part, line in self.tap.pairs(stream):
+            yield _wire_object(line, part), line
+
+    def failure(self, exc, received: int = 0) -> OllamaError:
+        mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
+        return OllamaError(self.explain(exc, received), stop_detail=(
+            "replay mismatch: the replay server refused the request, which differs from the "
+            "recording (not a model failure)" if mismatch else None))
 
     def check(self) -> None:
         """Ask the server, before a run, whether this model can do the course's task.
@@ -200,16 +193,6 @@ class OllamaModel:
     def _missing_model(self) -> str:
         return (f"the model {self.model!r} is not on the Ollama server at {self.host}: "
                 f"download it with `ollama pull {self.model}`")
-
-    def close(self) -> None:
-        """Close the HTTP connections (the object cannot be used afterwards)."""
-        self.client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
     def __repr__(self):
         return f"OllamaModel(model={self.model!r}, host={self.host!r})"

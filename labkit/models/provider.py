@@ -32,7 +32,7 @@ import httpx2
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_BASE_URLS, REQUEST_TIMEOUT
 from .sse import EventReader, chunk_of
-from .wire import LineTap, chunks_only
+from .wire import LineTap, TappedModel
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
@@ -47,7 +47,7 @@ class ProviderError(RuntimeError):
         self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
 
 
-class ProviderModel:
+class ProviderModel(TappedModel):
     """A ``chat`` callable over a provider's official SDK; see the module's description.
 
     A subclass names its ``provider``, the SDK's module (``sdk_name``), its variables and
@@ -100,27 +100,13 @@ class ProviderModel:
         """Whether the address is the provider's own API (there a key is a must)."""
         return urlsplit(self.base_url).hostname == urlsplit(DEFAULT_BASE_URLS[self.provider]).hostname
 
-    def __call__(self, messages: list, tool_schemas: list):
-        """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
-        return chunks_only(self.wire(messages, tool_schemas))
+    @property
+    def errors(self) -> tuple:
+        return (self.sdk.APIError,)
 
-    def wire(self, messages: list, tool_schemas: list):
-        """Like calling it, but each item is ``(chunk, event)``: the event's text as it came."""
-        return self._stream(messages, tool_schemas)
-
-    def _stream(self, messages, tool_schemas):
-        received = 0
-        stream = None
-        try:
-            stream = self._request(messages, tool_schemas)
-            events = self.tap.pairs(stream, lambda copy: EventReader(copy).next_event)
-            for received, (part, event) in enumerate(events, start=1):
-                yield chunk_of(event, part), event
-        except self.sdk.APIError as exc:
-            raise self.failure(exc, received) from exc
-        finally:
-            if stream is not None:
-                stream.close()  # ends the HTTP response, also when the loop abandons it
+    def _pairs(self, stream):
+        for part, event in self.tap.pairs(stream, lambda copy: EventReader(copy).next_event):
+            yield chunk_of(event, part), event
 
     def failure(self, exc, received: int = 0) -> ProviderError:
         mismatch = REPLAY_MISMATCH in str(getattr(exc, "message", ""))
@@ -219,16 +205,6 @@ class ProviderModel:
         return f"{where} answered HTTP {status}: {text}"
 
     # --- the rest -------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the HTTP connections (the object cannot be used afterwards)."""
-        self.client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
     def __repr__(self):  # never the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
