@@ -988,28 +988,12 @@ def $name(chunks):
 """, "still changed what this call was given"),
 ]
 WRONG["check_append_results"] += [
-    Answer("turns every exception into a result, a tool's bug included", """
-import json
-def $name(messages, tool_calls, tools):
-    for call in tool_calls:
-        name = call["function"]["name"]
-        try:
-            result = tools.invoke(name, call["function"]["arguments"])
-        except Exception as exc:
-            result = {"error": str(exc)}
-        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "KeyError must come out of your function"),
-    Answer("keeps exc.args[0] instead of str(exc)", """
-import json
-def $name(messages, tool_calls, tools):
-    for call in tool_calls:
-        name = call["function"]["name"]
-        try:
-            result = tools.invoke(name, call["function"]["arguments"])
-        except (ValueError, TypeError, OSError) as exc:
-            result = {"error": exc.args[0]}
-        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "decodes to"),
+    Answer("turns every exception into a result, a tool's bug included", _changed(
+        RIGHT["check_append_results"], "except (ValueError, TypeError, OSError) as exc:",
+        "except Exception as exc:"), "KeyError must come out of your function"),
+    Answer("keeps exc.args[0] instead of str(exc)", _changed(
+        RIGHT["check_append_results"], '{"error": str(exc)}', '{"error": exc.args[0]}'),
+           "decodes to"),
     Answer("answers from the tools' script instead of invoking them", """
 import json
 def $name(messages, tool_calls, tools):
