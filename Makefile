@@ -58,7 +58,10 @@ $(VENV)/.live-installed: $(VENV)/.installed
 # uv installs the same pins as pip, several times faster. `make setup` uses the uv on PATH, else
 # fetches uv $(UV_VERSION) with pip into $(VENV)/uv/ (outside the environment's site-packages,
 # so the environment holds exactly the same packages), else falls back to pip; INSTALLER=pip
-# forces pip. Each step prints one line; the installers' output goes to $(SETUP_LOG) and is
+# forces pip. uv is told to compile the bytecode (.pyc), as pip does by default: without it, and
+# with PYTHONDONTWRITEBYTECODE set (as on these machines), every Python process (each kernel,
+# each nbgrader run) compiles all it imports again, half of a kernel's start-up CPU here.
+# Each step prints one line; the installers' output goes to $(SETUP_LOG) and is
 # shown, without pip's "Location ... is ignored" noise, when a step fails.
 UV_VERSION := 0.13.9
 INSTALLER  ?= uv
@@ -79,7 +82,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	  $(PIP) install --quiet --target $(VENV)/uv uv==$(UV_VERSION) >>$(SETUP_LOG) 2>&1 \
 	    && uv=$(VENV)/uv/bin/uv || echo "setup: could not fetch uv; pip it is"; \
 	fi; \
-	if [ -n "$$uv" ]; then tool=uv install="$$uv pip install --quiet --python $(BIN)/python"; \
+	if [ -n "$$uv" ]; then tool=uv install="$$uv pip install --quiet --compile-bytecode --python $(BIN)/python"; \
 	else tool=pip install="$(PIP) install --quiet"; fi; \
 	echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock with $$tool"; \
 	$$install -r requirements.lock $(quietly); \
