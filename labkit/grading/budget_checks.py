@@ -101,16 +101,17 @@ def check_head_and_tail(head_and_tail, *, hidden: bool = False) -> None:
 
 def _long_text(draw: random.Random, size: int) -> str:
     """A long log-like text of exactly ``size`` characters, different at every draw."""
-    lines = []
-    while sum(map(len, lines)) < size:
-        lines.append(f"line {len(lines)}: " + "".join(draw.choice(string.ascii_letters)
-                                                      for _ in range(draw.randrange(5, 40))) + "\n")
+    lines, length = [], 0
+    while length < size:
+        lines.append(f"line {len(lines)}: " + "".join(draw.choices(string.ascii_letters,
+                                                                   k=draw.randrange(5, 40))) + "\n")
+        length += len(lines[-1])
     return "".join(lines)[:size]
 
 
 def _drawn_text(draw: random.Random) -> tuple:
     alphabet = string.ascii_letters + string.digits + "  \n\t.:é—"
-    pieces = ["".join(draw.choice(alphabet) for _ in range(draw.randrange(0, 300)))
+    pieces = ["".join(draw.choices(alphabet, k=draw.randrange(0, 300)))
               for _ in range(draw.randrange(1, 4))]
     text = pieces[0]
     for piece in pieces[1:]:

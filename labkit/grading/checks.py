@@ -197,7 +197,7 @@ TEXT_ALPHABET = (string.ascii_letters + string.digits + ' "\'\\\n\t{}[]:,/'
 
 
 def _random_text(draw: random.Random, low: int = 0, high: int = 40) -> str:
-    return "".join(draw.choice(TEXT_ALPHABET) for _ in range(draw.randrange(low, high)))
+    return "".join(draw.choices(TEXT_ALPHABET, k=draw.randrange(low, high)))
 
 
 def _random_value(draw: random.Random, depth: int = 0):

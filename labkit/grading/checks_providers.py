@@ -246,8 +246,8 @@ def _random_stream(draw: random.Random, clean: bool) -> list:
 def _long_stream(draw: random.Random, fragments: int) -> list:
     """One call whose arguments (a long random JSON string) come in ``fragments`` pieces of
     about 16 characters, cut at random places (escapes too), then a clean finish."""
-    text = json.dumps({"t": "".join(draw.choice(string.ascii_letters + ' "\\/')
-                                    for _ in range(fragments * 16))})
+    text = json.dumps({"t": "".join(draw.choices(string.ascii_letters + ' "\\/',
+                                                 k=fragments * 16))})
     cuts = sorted(draw.sample(range(1, len(text)), fragments - 1))
     return [_calls(openai_call_start(0, "call_long", "replace_text")),
             *(_calls(openai_arguments(0, text[a:b])) for a, b in zip([0, *cuts], [*cuts, len(text)])),
