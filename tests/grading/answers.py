@@ -908,12 +908,14 @@ def $name():
 """),
 }
 
-#: An answer cell that never ends and ignores SIGINT (the kernel must be restarted).
+#: An answer cell that never ends and ignores SIGINT (the kernel must be restarted). It sleeps
+#: rather than spins: nbgrader cannot tell the two apart, and a spinning one would take a core
+#: from the rest of the suite for its whole timeout.
 HANG = """
-import signal
+import signal, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 while True:
-    pass
+    time.sleep(1)
 """
 
 #: An answer cell that kills its own kernel (nbclient sees a dead kernel; it must be restarted).
