@@ -25,7 +25,7 @@ from ollama import ChatResponse
 from labkit import OllamaModel, ReplayModel, load_recording, serve_recording
 from labkit.models.scripted import PlannedTurn, turn_chunks
 from labkit.settings import RECORDINGS_DIR
-from labkit.models.wire import ollama_line
+from labkit.models.go_json import ollama_line
 
 FRAGMENTS = 20_000
 MESSAGES = [{"role": "user", "content": "bench"}]

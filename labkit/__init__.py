@@ -19,7 +19,8 @@ Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
-importing labkit needs no kernel.
+importing labkit needs no kernel; the live models load their SDKs only when first used,
+so a replay needs none of them.
 """
 
 from .harness import (EVENT_TYPES, MAX_TURNS, REPAIR_TASK, SOURCE_FILE, STOP_REASONS,
@@ -36,8 +37,8 @@ from .lessons.lesson import (LessonError, LessonRun, lesson_model, run_lesson, t
                              time_totals)
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
-from .models import (AnthropicModel, OllamaError, OllamaModel, OpenAIModel, PlannedTurn,
-                     ProviderError, ReplayError, ReplayModel, ScriptedChat, call, serve_recording)
+from .models import (OllamaError, PlannedTurn, ProviderError, ReplayError, ReplayModel,
+                     ScriptedChat, call, serve_recording)
 from .recording import (RecordingError, compact_event, load_recording, recorded_answers,
                         replay_harness, run_attempt, save_recording)
 from .settings import recording_path
@@ -58,13 +59,15 @@ __all__ = [
     "replay_harness", "request_sizes", "run_command",
 ]
 
-_WIDGETS = {"ChunkStepper": "widgets", "ConversationView": "widgets",
-            "ApprovalPanel": "gate_widget", "in_worker": "gate_widget"}
+#: Imported on first use only: the widgets (and ipywidgets), and the live models (each with
+#: its SDK and HTTP client).
+_ON_FIRST_USE = {"ChunkStepper": ".lessons.widgets", "ConversationView": ".lessons.widgets",
+                 "ApprovalPanel": ".lessons.gate_widget", "in_worker": ".lessons.gate_widget",
+                 "OllamaModel": ".models", "OpenAIModel": ".models", "AnthropicModel": ".models"}
 
 
 def __getattr__(name):
-    """Import the widgets (and ipywidgets) on first use only."""
-    if name in _WIDGETS:
+    if name in _ON_FIRST_USE:
         from importlib import import_module
-        return getattr(import_module(f".lessons.{_WIDGETS[name]}", __name__), name)
+        return getattr(import_module(_ON_FIRST_USE[name], __name__), name)
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

@@ -12,10 +12,7 @@ from pathlib import Path
 
 from .grading.edition import add_arguments as lessons_arguments, write_lessons
 from .harness.loop import positive_int
-from .models.anthropic_model import AnthropicModel
-from .models.ollama_model import OllamaError, OllamaModel
-from .models.openai_model import OpenAIModel
-from .models.provider import ProviderError, reported_in_replies
+from .models.errors import OllamaError, ProviderError
 from .models.replay import ReplayModel
 from .models.server import serve_recording
 from .recording.attempt import run_attempt
@@ -174,10 +171,13 @@ def live_model(args):
                          "--base-url")
     if args.provider != "openai" and args.no_stream:
         raise ValueError("--no-stream is for --provider openai")
-    if args.provider == "ollama":
+    if args.provider == "ollama":  # each SDK is imported only when its model is asked for
+        from .models.ollama_model import OllamaModel
         return OllamaModel(model, args.host)
     if args.provider == "openai":
+        from .models.openai_model import OpenAIModel
         return OpenAIModel(model, base_url=args.base_url, stream=not args.no_stream)
+    from .models.anthropic_model import AnthropicModel
     return AnthropicModel(model, base_url=args.base_url)
 
 
@@ -240,6 +240,7 @@ def record_command(args) -> int:
               f"{stop['error']}", file=sys.stderr)
         return 1
     if args.provider != "ollama" and not recording["provenance"].get("replayed_from"):
+        from .models.provider import reported_in_replies
         recording["provenance"]["server_reported"]["in_replies"] = reported_in_replies(recording)
     save_recording(recording, output)
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])

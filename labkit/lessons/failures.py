@@ -18,7 +18,6 @@ from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import Checks, run_checks, sample_copy
 from ..harness.tools import RepoTools
 from ..models.chunks import call, chunk
-from ..models.ollama_model import OllamaModel
 from ..models.replay import ReplayModel
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..recording.format import load_recording
@@ -153,8 +152,11 @@ def _garbled(messages, tool_schemas):
     yield chunk(done=True)
 
 
-def _server_down_chat() -> OllamaModel:
-    """The real live model, pointed at a loopback port where no server listens."""
+def _server_down_chat():
+    """The real live model (``OllamaModel``), pointed at a loopback port where no server
+    listens. Imported here, so that the ``ollama`` SDK loads only when this case runs."""
+    from ..models.ollama_model import OllamaModel
+
     return OllamaModel(host=f"http://127.0.0.1:{_closed_port()}", timeout=5)
 
 

@@ -22,19 +22,12 @@ import pydantic
 
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_HOST, DEFAULT_MODEL, OLLAMA_OPTIONS as OPTIONS, REQUEST_TIMEOUT
+from .errors import OllamaError
 from .wire import LineTap, TappedModel
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
 REPLAY_MISMATCH = "does not match the recording"  # how a labkit replay server refuses a request
-
-
-class OllamaError(RuntimeError):
-    """The Ollama server gave no usable reply; the message says why and what to do."""
-
-    def __init__(self, message: str, stop_detail: str | None = None):
-        super().__init__(message)
-        self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
 
 
 class OllamaModel(TappedModel):

@@ -31,20 +31,13 @@ import httpx2
 
 from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_BASE_URLS, REQUEST_TIMEOUT
+from .errors import ProviderError
 from .sse import EventReader, chunk_of
 from .wire import LineTap, TappedModel
 
 RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
 REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
 NO_KEY = "no-key-needed"  # sent to a server of your own when no key is set (it ignores it)
-
-
-class ProviderError(RuntimeError):
-    """The model server gave no usable reply; the message says why and what to do."""
-
-    def __init__(self, message: str, stop_detail: str | None = None):
-        super().__init__(message)
-        self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
 
 
 class ProviderModel(TappedModel):

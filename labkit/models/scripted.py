@@ -40,7 +40,7 @@ from .chunks import (anthropic_block, anthropic_delta, anthropic_end, anthropic_
                      anthropic_stop, call, chunk, openai_arguments, openai_call_start,
                      openai_chunk)
 from .sse import anthropic_event, openai_event
-from .wire import go_time, ollama_line
+from .go_json import go_time, ollama_line
 
 MODEL_NAME = "scripted"
 FIRST_CHUNK_AT = 0.35     # seconds: reading the prompt before the first fragment

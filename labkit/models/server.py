@@ -27,7 +27,7 @@ from .loopback import (MAX_BODY_BYTES, MAX_DEPTH, NO_FAULTS, PREFIX, Faults,  # 
                        Refusal, ReplayHandler, ReplayServer, Served, fields_problem, json_kind,
                        reply_plan)
 from .sse_server import AnthropicHandler, OpenAIHandler
-from .wire import go_time, ollama_line
+from .go_json import go_time, ollama_line
 
 SERVER_VERSION = "labkit-replay-0.2.0"
 NOT_JSON = b'{"model": "scripted", "message": {"role": "assistant", "content": "cut\n'

@@ -32,7 +32,7 @@ from ..harness.openai_format import OpenAIAssembler
 from ..settings import DEFAULT_MODELS
 from .loopback import PREFIX, Refusal, ReplayHandler, fields_problem, json_kind
 from .sse import OPENAI_DONE, anthropic_event, openai_event
-from .wire import go_time
+from .go_json import go_time
 
 TEXT = "text/plain; charset=utf-8"
 

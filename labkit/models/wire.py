@@ -1,9 +1,4 @@
-"""Ollama's wire: how it writes one NDJSON line, and a transport that keeps each line as it came.
-
-Ollama is written in Go, and Go's ``encoding/json`` writes compact JSON with
-``<``, ``>``, ``&``, U+2028 and U+2029 escaped and other non-ASCII text as UTF-8.
-:func:`ollama_line` writes a chunk the same way, so the replay server sends what
-Ollama would for a chunk that has no recorded line.
+"""A transport that keeps each line of a response as it came, under the SDKs' HTTP clients.
 
 :class:`LineTap` is an HTTP transport: it passes every response through
 unchanged, and copies the bytes of its body as the client reads them, split into
@@ -11,34 +6,16 @@ lines. The SDK keeps parsing the stream for the loop, while the capture keeps ea
 line exactly as the server sent it (field order, fields the SDK does not model, such
 as an Ollama tool call's ``id``). It serves both HTTP clients the course's SDKs use:
 ``httpx`` (the ``ollama`` SDK) and ``httpx2`` (the ``openai`` and ``anthropic`` SDKs),
-whose transport interfaces are the same.
+whose transport interfaces are the same. How Ollama writes a line is in ``go_json.py``.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
-from datetime import datetime, timezone
 
 import httpx
 import httpx2
-
-_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-               "\u2028": "\\u2028", "\u2029": "\\u2029"}
-_GO_TABLE = str.maketrans(_GO_ESCAPES)
-
-
-def ollama_line(payload) -> str:
-    """``payload`` as Ollama's Go server writes it on one line (no trailing newline)."""
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return text.translate(_GO_TABLE)  # those characters only ever occur inside JSON strings
-
-
-def go_time(moment: datetime) -> str:
-    """A time as Go writes ``time.Time`` in JSON: RFC 3339 in UTC, trailing fraction zeros cut."""
-    text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0")
-    return text.rstrip(".") + "Z"
 
 
 class LineTap(httpx.BaseTransport, httpx2.BaseTransport):

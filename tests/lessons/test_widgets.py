@@ -14,14 +14,19 @@ def assembled(stepper):
     return text
 
 
-def test_importing_labkit_loads_neither_ipywidgets_nor_the_provider_sdks():
+LOADED_ON_FIRST_USE = ("ipywidgets", "openai", "anthropic", "ollama", "httpx", "httpx2", "pydantic")
+
+
+def test_importing_labkit_loads_neither_ipywidgets_nor_any_sdk_or_http_client():
     """Each is loaded when first used: together they took over 2 s to import, paid by every
     process that imports labkit (a replay, each regraded test cell, each kernel)."""
-    code = ("import sys, labkit; print(*(m in sys.modules for m in ('ipywidgets', 'openai', "
-            "'anthropic')), labkit.ChunkStepper.__name__, labkit.OpenAIModel('m', "
-            "base_url='http://127.0.0.1:9/v1').sdk.__name__)")
+    code = (f"import sys, labkit, labkit.cli; print(*(m in sys.modules for m in "
+            f"{LOADED_ON_FIRST_USE!r}), labkit.ChunkStepper.__name__, labkit.OpenAIModel('m', "
+            "base_url='http://127.0.0.1:9/v1').sdk.__name__, labkit.OllamaModel.__name__, "
+            "labkit.AnthropicModel.__name__, labkit.OllamaError.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False", "False", "ChunkStepper", "openai"]
+    assert out.stdout.split() == ["False"] * len(LOADED_ON_FIRST_USE) + [
+        "ChunkStepper", "openai", "OllamaModel", "AnthropicModel", "labkit.models.errors"]
 
 
 def test_stepper_starts_at_the_first_chunk_and_next_moves_on(repair_recording):
