@@ -21,9 +21,10 @@ student: setup
 	$(BIN)/python -m labkit lessons student
 
 # The suite runs on every core (pytest-xdist), a test file to a worker: the tests of one file
-# share its set-up (the graded class, the wheel, the browser, each lesson's kernel).
+# share its set-up (the graded class, the wheel, the browser, each lesson's kernel). Files go
+# to the workers in the order tests/conftest.py gives (the longest first), not by test count.
 test: setup
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # A real small model drives the loop (tests/live): Gemma 3 270M from PyPI behind
 # llama-cpp-python's OpenAI-compatible server, on this CPU. llama.cpp is built once, for any

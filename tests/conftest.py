@@ -22,6 +22,22 @@ def _sample_digest():
     return {str(p.relative_to(SAMPLE_DIR)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
+#: The files that take longest, started first (``make test`` keeps this order for pytest-xdist):
+#: the graded class and the browser test wait on kernels much of the time, so each starts at
+#: once on a worker of its own and the other files fill the cores around them, instead of one
+#: of them starting last and running alone at the end.
+LONGEST_FIRST = ("grading/test_student_edition.py", "browser/test_lessons_in_jupyterlab.py",
+                 "test_package.py", "lessons/test_notebooks_papermill.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        path = item.path.relative_to(PROJECT_DIR / "tests").as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each file's tests keep their order
+
+
 @pytest.fixture(scope="session", autouse=True)
 def sample_is_never_changed():
     """Fails the run if anything the suite does changes a byte of sample_repo/."""
@@ -223,3 +239,35 @@ def assert_time_grows_in_step(seconds_for, small=10_000, large=160_000):
         return min(seconds_for(n) for _ in range(3))
     short, long = best(small), best(large)
     assert long < large / small * 2.5 * max(short, 1e-3), (short, long)
+
+
+# --- A lesson's parameters, and the ones that run it live against its recording ----------
+
+def parameters_of(notebook) -> dict:
+    """The lesson's default parameters, read from its tagged cell."""
+    import nbformat
+
+    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
+                if "parameters" in c.metadata.get("tags", []))
+    values = {}
+    exec(cell.source, {}, values)
+    return values
+
+
+def lesson_recording(parameters) -> dict:
+    """The recording a lesson replays: its RECORDING, else its provider's recorded repair."""
+    from labkit import load_recording
+    from labkit.settings import PROVIDER_RECORDINGS, recording_path
+
+    chosen = parameters["RECORDING"] or PROVIDER_RECORDINGS[parameters.get("PROVIDER", "ollama")]
+    return load_recording(recording_path(chosen))
+
+
+def live_parameters(parameters, server_url) -> dict:
+    """What runs a lesson in live mode through the SDK against ``server_url`` (a replay
+    server of its recording), unattended: a gate that asks a person gets the recorded answers."""
+    from labkit import recorded_answers
+
+    answers = ({"ANSWERS": recorded_answers(lesson_recording(parameters))}
+               if "ANSWERS" in parameters else {})
+    return {"MODE": "live", "OLLAMA_HOST": server_url, **answers}

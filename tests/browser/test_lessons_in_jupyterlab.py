@@ -1,4 +1,4 @@
-"""What a learner sees: each lesson run in JupyterLab in Chromium, its widgets drawn and stepped.
+"""What a learner sees: each lesson run live in JupyterLab in Chromium, its widgets drawn and stepped.
 
 nbval and papermill run the notebooks in a kernel but never draw a widget, so a widget
 that works there can still show "Error displaying widget" in JupyterLab. This test
@@ -7,6 +7,11 @@ its cells from the Run menu, checks that no cell shows an error, then clicks thr
 the chunk stepper and the conversation view and compares what they show with what
 labkit computes from the recording. A screenshot of each lesson is saved in
 ``artifacts/screenshots/``. One server and one browser serve all the lessons.
+
+Each lesson runs in live mode, as a learner with a model server runs it: its parameters
+(injected after its parameters cell, as papermill does) point the official SDK at the
+project's replay server serving the lesson's recording, so this one run is also the
+check that live mode works in every lesson (replay mode is run by nbval, from the wheel).
 
 Needs Chromium at /usr/bin/chromium (``apt-get install chromium``); without it the
 test is skipped on a learner's machine and fails in CI (``CI=true``).
@@ -23,10 +28,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from papermill.iorw import load_notebook_node
+from papermill.parameterize import parameterize_notebook
 from playwright.sync_api import expect, sync_playwright
 
-from labkit import assemble_turn, load_recording
+from labkit import assemble_turn, load_recording, serve_recording
 from labkit.grading.conventions import nbgrader_role
+from conftest import lesson_recording, live_parameters, parameters_of
 from lab_server import MARKER, JupyterLab, kill_processes, processes_left
 from notebook_page import NotebookPage, wait_for_text
 
@@ -159,11 +167,27 @@ def copy_lessons(source: Path, target: Path) -> None:
         nbformat.write(notebook, path)
 
 
+def set_parameters(path: Path, parameters: dict) -> None:
+    """Inject ``parameters`` into the copy at ``path``, in a cell after its parameters cell."""
+    notebook = parameterize_notebook(load_notebook_node(str(path)), parameters)
+    nbformat.write(notebook, path)
+
+
 # --- the test --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=str)
-def test_lesson_runs_cleanly_and_its_widgets_step(lesson, lab, page):
-    assert (NOTEBOOKS / f"{lesson.name}.ipynb").is_file(), f"notebooks/{lesson.name}.ipynb is missing"
+def test_lesson_runs_live_cleanly_and_its_widgets_step(lesson, lab, page):
+    source = NOTEBOOKS / f"{lesson.name}.ipynb"
+    assert source.is_file(), f"notebooks/{lesson.name}.ipynb is missing"
+    parameters = parameters_of(source)
+    with serve_recording(lesson_recording(parameters)) as server:
+        set_parameters(lab.root_dir / source.name, live_parameters(parameters, server.url))
+        see_lesson_run_and_step_its_widgets(lesson, lab, page)
+        served = len(server.chat_requests)
+    assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
+
+
+def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
     notebook = NotebookPage(page, lab.url)
     try:
         notebook.open(f"{lesson.name}.ipynb")

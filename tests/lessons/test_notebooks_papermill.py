@@ -1,39 +1,26 @@
-"""Every lesson runs top to bottom under papermill in live mode, offline.
+"""The lessons' parameters, as papermill sets them: lesson 06 with each provider, replayed
+and live through its SDK, and live mode without a usable model.
 
-Live mode runs the cells through ``OllamaModel`` — the official SDK over HTTP — pointed
-at the project's replay server serving the lesson's recording, so the live code path
-runs without a model. (Replay mode, the default, is run by nbval on the saved lessons
-and by the wheel test from an installed labkit.) Executed copies go to a temporary
-folder; the sources are never rewritten.
+Live mode runs the cells through the official SDK over HTTP, pointed at the project's
+replay server serving the lesson's recording, so the live code path runs without a model.
+Every lesson runs whole in live mode in tests/browser (in JupyterLab, so the same run
+shows the widgets); replay mode, the default, is run by nbval on the saved lessons from
+an installed wheel (tests/test_package.py). Executed copies go to a temporary folder; the
+sources are never rewritten.
 """
 
 import nbformat
 import papermill
 import pytest
 
-from labkit import load_recording, recorded_answers, serve_recording
+from labkit import serve_recording
 from labkit.grading.conventions import nbgrader_role
-from labkit.settings import PROVIDER_RECORDINGS, recording_path
-from conftest import PROJECT_DIR
+from labkit.settings import PROVIDER_RECORDINGS
+from conftest import PROJECT_DIR, parameters_of
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
 PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
 FIRST_RUN = "run = run_lesson(chat)"  # lesson 06's only cell that reads PROVIDER and MODE
-
-
-def parameters_of(notebook):
-    """The lesson's default parameters, read from its tagged cell."""
-    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
-                if "parameters" in c.metadata.get("tags", []))
-    values = {}
-    exec(cell.source, {}, values)
-    return values
-
-
-def lesson_recording(parameters):
-    """The recording a lesson replays: its RECORDING, else its provider's recorded repair."""
-    chosen = parameters["RECORDING"] or PROVIDER_RECORDINGS[parameters.get("PROVIDER", "ollama")]
-    return load_recording(recording_path(chosen))
 
 
 def printed_by(cells, source):
@@ -85,18 +72,6 @@ def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
     the installed wheel. This checks what a papermill user may set."""
     params = parameters_of(notebook)
     assert params["MODE"] == "replay" and {"MODEL", "OLLAMA_HOST", "RECORDING"} <= set(params)
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
-def test_lesson_runs_in_live_mode_through_the_sdk(notebook, tmp_path):
-    parameters = parameters_of(notebook)
-    recording = lesson_recording(parameters)
-    # a lesson whose gate asks a person gets, unattended, the answers the recording holds
-    answers = {"ANSWERS": recorded_answers(recording)} if "ANSWERS" in parameters else {}
-    with serve_recording(recording) as server:
-        execute(notebook, tmp_path / notebook.name, MODE="live", OLLAMA_HOST=server.url, **answers)
-        served = len(server.chat_requests)
-    assert served >= 1, "live mode never asked the server for a reply"  # the SDK path was taken
 
 
 # --- Lesson 06 with each of the other providers ----------------------------------------
