@@ -63,7 +63,8 @@ __all__ = [
 #: its SDK and HTTP client).
 _ON_FIRST_USE = {"ChunkStepper": ".lessons.widgets", "ConversationView": ".lessons.widgets",
                  "ApprovalPanel": ".lessons.gate_widget", "in_worker": ".lessons.gate_widget",
-                 "OllamaModel": ".models", "OpenAIModel": ".models", "AnthropicModel": ".models"}
+                 "OllamaModel": ".models.ollama_model", "OpenAIModel": ".models.openai_model",
+                 "AnthropicModel": ".models.anthropic_model"}
 
 
 def __getattr__(name):

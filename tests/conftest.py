@@ -8,10 +8,13 @@ from collections import Counter
 from functools import partial
 from pathlib import Path
 
+import nbformat
 import pytest
 
+from labkit import load_recording, recorded_answers
 from labkit.harness.sample import SAMPLE_DIR
 from labkit.models import chunks
+from labkit.settings import PROVIDER_RECORDINGS, recording_path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent  # the checkout these tests belong to
 
@@ -245,8 +248,6 @@ def assert_time_grows_in_step(seconds_for, small=10_000, large=160_000):
 
 def parameters_of(notebook) -> dict:
     """The lesson's default parameters, read from its tagged cell."""
-    import nbformat
-
     cell = next(c for c in nbformat.read(notebook, as_version=4).cells
                 if "parameters" in c.metadata.get("tags", []))
     values = {}
@@ -256,9 +257,6 @@ def parameters_of(notebook) -> dict:
 
 def lesson_recording(parameters) -> dict:
     """The recording a lesson replays: its RECORDING, else its provider's recorded repair."""
-    from labkit import load_recording
-    from labkit.settings import PROVIDER_RECORDINGS, recording_path
-
     chosen = parameters["RECORDING"] or PROVIDER_RECORDINGS[parameters.get("PROVIDER", "ollama")]
     return load_recording(recording_path(chosen))
 
@@ -266,8 +264,6 @@ def lesson_recording(parameters) -> dict:
 def live_parameters(parameters, server_url) -> dict:
     """What runs a lesson in live mode through the SDK against ``server_url`` (a replay
     server of its recording), unattended: a gate that asks a person gets the recorded answers."""
-    from labkit import recorded_answers
-
     answers = ({"ANSWERS": recorded_answers(lesson_recording(parameters))}
                if "ANSWERS" in parameters else {})
     return {"MODE": "live", "OLLAMA_HOST": server_url, **answers}
