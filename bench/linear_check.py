@@ -2,7 +2,7 @@
 
 For several draws of each check's own long streams (2a: text, thinking, tool calls and
 missing content mixed; 6a: one OpenAI call whose arguments come in that many fragments;
-sizes from labkit.grading.checks.TIMING), times each answer in a fresh
+sizes from each check's TIMING), times each answer in a fresh
 process, as the check does (CPU time read from outside the process), and prints its
 growth from the small to the large size divided by the linear reference's growth in the
 same draw. The check fails a ratio above MAX_GROWTH: right answers must stay well under
@@ -42,13 +42,14 @@ def assemble_content(chunks):
 """,
     "quadratic in the thinking only": """
 def assemble_content(chunks):
-    parts, thinking = [], ""
+    turn = {"content": [], "thinking": ""}
     for chunk in chunks:
-        if chunk["message"].get("content"):
-            parts.append(chunk["message"]["content"])
-        thinking = thinking + (chunk["message"].get("thinking") or "")
-        kept = {"thinking": thinking}
-    return "".join(parts)
+        message = chunk["message"]
+        if message.get("content"):
+            turn["content"].append(message["content"])
+        if message.get("thinking"):
+            turn["thinking"] = turn["thinking"] + message["thinking"]
+    return "".join(turn["content"])
 """,
     "insert(0) on a reversed walk": """
 def assemble_content(chunks):
@@ -85,26 +86,23 @@ CALLS_ANSWERS["a string per index, rebuilt with + (quadratic)"] = CALLS_ANSWERS[
 DRAWS = 6
 
 
-def streams_2a(draw, size):
-    return checks._random_stream(draw, done=True, length=size, text=(6, 12), weights=(10, 6, 1, 1, 1))
-
-
 EXERCISES = [("2a assemble_content", "assemble_content", ANSWERS,
-              (checks._LINEAR_REFERENCE, "assemble_content"), streams_2a),
+              (checks._LINEAR_REFERENCE, "assemble_content"), checks._long_stream, checks.TIMING),
              ("6a assemble_openai_calls", "assemble_openai_calls", CALLS_ANSWERS,
-              (checks_providers._CALLS_REFERENCE, "_openai_calls"), checks_providers._long_stream)]
+              (checks_providers._CALLS_REFERENCE, "_openai_calls"), checks_providers._long_stream,
+              checks_providers.CALLS_TIMING)]
 
 
 def main() -> None:
-    small, large = checks.TIMING["sizes"]
-    print(f"streams of {small:,} and {large:,} fragments, {checks.TIMING['repeats']} of each "
-          f"size per draw; the check fails a growth above {MAX_GROWTH} x the reference's")
-    for title, function, answers, reference_source, stream in EXERCISES:
-        print(title)
+    print(f"the check fails a growth above {MAX_GROWTH} x the reference's")
+    for title, function, answers, reference_source, stream, timing in EXERCISES:
+        (small, large), repeats = timing["sizes"], timing["repeats"]
+        print(f"{title}: streams of {small:,} and {large:,} fragments, {repeats} of each size "
+              "per draw")
         ratios = {name: [] for name in answers}
         for draw_number in range(DRAWS):
             draw = random.Random(draw_number)
-            inputs = {size: [[stream(draw, size)] for _ in range(checks.TIMING["repeats"])]
+            inputs = {size: [[stream(draw, size)] for _ in range(repeats)]
                       for size in (small, large)}
             reference = time_answer(*reference_source, inputs, timeout=120)
             linear = reference[large][0] / reference[small][0]

@@ -42,8 +42,9 @@ TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
 #: The loop's stop reasons, written out (a test holds them equal to the harness's).
 STOP_REASON_NAMES = ("assistant_finished", "empty_response", "incomplete_model_turn",
                      "malformed_model_turn", "model_error", "max_turns")
-#: Stream sizes (text fragments) for the linear-time check: 16x longer; the minimum of the repeats.
-TIMING = {"sizes": [1_000, 24_000], "repeats": 2}
+#: Stream sizes (fragments) of the linear-time checks, 48x apart; per size the least time of
+#: `repeats` distinct streams counts.
+TIMING = {"sizes": [1_000, 48_000], "repeats": 2}
 DRAWN = 6  # cases drawn afresh per run
 
 
@@ -287,15 +288,21 @@ def _check_linear(answer: Answer) -> None:
     grows. The streams are drawn afresh: text, thinking, tool calls and missing content mixed,
     each one different, so neither a cache nor a shortcut for one kind of fragment helps."""
     draw = random.Random(_seed())
-    inputs = {size: [[_random_stream(draw, done=True, length=size, text=(6, 12),
-                                     weights=(10, 6, 1, 1, 1))]
-                     for _ in range(TIMING["repeats"])] for size in TIMING["sizes"]}
+    inputs = {size: [[_long_stream(draw, size)] for _ in range(TIMING["repeats"])]
+              for size in TIMING["sizes"]}
     check_linear_time(answer, (_LINEAR_REFERENCE, "assemble_content"), inputs,
                       lambda arguments: _joined_content(arguments[0]),
                       what="streams", unit="fragments",
                       hint="collect the fragments in a list and join them once: adding each "
                            "one to a string kept in a dict (or rebuilt with +) copies the whole "
                            "text every time")
+
+
+def _long_stream(draw: random.Random, fragments: int) -> list:
+    """A stream of the linear-time check: ``fragments`` token-sized pieces, mostly text and
+    thinking (so an answer quadratic in either is far over the limit), then a final chunk."""
+    return _random_stream(draw, done=True, length=fragments, text=(6, 12),
+                          weights=(10, 6, 1, 1, 1))
 
 
 def _assembled_problem(got, case, outcome) -> str | None:
@@ -719,13 +726,19 @@ def _random_stream(draw: random.Random, *, done: bool, length: int | None = None
     """A well-formed stream: thinking, text, tool calls and missing content, in any order;
     ``length`` chunks before the final one (a few if not given), ``text`` the range of a
     fragment's length, ``weights`` how often each of ``STREAM_KINDS`` comes."""
-    chunks = []
-    for _ in range(draw.randrange(0, 7) if length is None else length):
-        kind = draw.choices(STREAM_KINDS, weights)[0]
+    # Three draws for the whole stream, not three per fragment: the linear-time check's
+    # streams are tens of thousands of fragments long.
+    length = draw.randrange(0, 7) if length is None else length
+    kinds = draw.choices(STREAM_KINDS, weights, k=length)
+    sizes = draw.choices(range(*text), k=length)
+    letters = "".join(draw.choices(TEXT_ALPHABET, k=sum(sizes)))
+    chunks, end = [], 0
+    for kind, size in zip(kinds, sizes):
+        fragment, end = letters[end:end + size], end + size
         if kind == "text":
-            chunks.append(_chunk(_random_text(draw, *text)))
+            chunks.append(_chunk(fragment))
         elif kind == "thinking":
-            chunks.append(_chunk(thinking=_random_text(draw, *text) or "hm"))
+            chunks.append(_chunk(thinking=fragment or "hm"))
         elif kind == "call":
             chunks.append(_chunk(tool_calls=[_call("read_file", path=SOURCE_FILE)], content=None))
         else:

@@ -19,7 +19,7 @@ import string
 
 from ..harness.sample import SAMPLE_DIR, SOURCE_FILE
 from ..models.chunks import openai_arguments, openai_call_start, openai_chunk
-from .checks import (DRAWN, TIMING, TOOL_NAMES, _content_problem,
+from .checks import (DRAWN, TOOL_NAMES, _content_problem,
                      _random_result, _random_text, _recorded_chunks, _seed, _typed,
                      learner_answer, tool_message_problem)
 from .feedback import Case, check_linear_time, run_cases, show
@@ -29,6 +29,10 @@ __all__ = ["check_assemble_calls", "check_result_messages"]
 
 CLEAN_FINISHES = ("tool_calls", "stop")
 CALL_KEYS = ("id", "name", "arguments")
+#: Stream sizes of 6a's linear-time check: half of 2a's, as each of these fragments costs
+#: about twice as much to send and parse, and 16 characters of arguments each already set a
+#: quadratic answer far apart (bench/linear_check.py).
+CALLS_TIMING = {"sizes": [1_000, 24_000], "repeats": 2}
 
 
 # --- Exercise 6a: OpenAI's tool-call fragments, assembled ---------------------------------
@@ -101,8 +105,8 @@ def check_assemble_calls(assemble_openai_calls, *, hidden: bool = False) -> None
                     "carry only function.arguments (use .get), and a choice's finish_reason "
                     "is None until the end",
         "IndexError": "choices can be an empty list (a usage chunk): loop over them"})
-    inputs = {size: [[_long_stream(draw, size)] for _ in range(TIMING["repeats"])]
-              for size in TIMING["sizes"]}
+    inputs = {size: [[_long_stream(draw, size)] for _ in range(CALLS_TIMING["repeats"])]
+              for size in CALLS_TIMING["sizes"]}
     check_linear_time(answer, (_CALLS_REFERENCE, "_openai_calls"), inputs,
                       lambda arguments: _openai_calls(arguments[0]), what="streams",
                       unit="fragments",
