@@ -6,83 +6,53 @@ sizes from each check's TIMING), times each answer in a fresh
 process, as the check does (CPU time read from outside the process), and prints its
 growth from the small to the large size divided by the linear reference's growth in the
 same draw. The check fails a ratio above MAX_GROWTH: right answers must stay well under
-it on every draw, quadratic ones well over it.
+it on every draw, quadratic ones well over it. The answers are the ones the test suite
+times (tests/grading/answers.py), and two more for 2a: a right one that CPython makes
+linear, and a wrong one whose quadratic part is small.
 
 Run: python bench/linear_check.py
 """
 
 import random
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "grading"))
+from answers import ANSWER_NAMES, RIGHT, WRONG  # noqa: E402 (the answers the tests grade)
 from labkit.grading import checks, checks_providers
 from labkit.grading.feedback import MAX_GROWTH
 from labkit.grading.isolated import time_answer
 
-ANSWERS = {
-    "list and append": """
-def assemble_content(chunks):
-    parts = []
-    for chunk in chunks:
-        if chunk["message"].get("content"):
-            parts.append(chunk["message"]["content"])
-    return "".join(parts)
-""",
-    "+= on a local string": """
-def assemble_content(chunks):
+GROWS = "grows faster than the input"  # what the feedback on a too-slow answer must name
+
+
+def graded(check: str, **extra: str) -> dict:
+    """The answers the test suite times for ``check`` (tests/grading/answers.py): its right
+    answer and each wrong one whose mistake is its growth, plus ``extra`` ones of this bench."""
+    name = ANSWER_NAMES[check]
+    answers = {"right (the tests' answer)": RIGHT[check].replace("$name", name)}
+    answers.update({wrong.mistake: wrong.code(name) for wrong in WRONG[check]
+                    if wrong.names == GROWS})
+    return {**answers, **{label: source.replace("$name", name) for label, source in extra.items()}}
+
+
+ANSWERS = graded("check_assemble_content", **{
+    "right: += on a local string (CPython grows it in place)": """
+def $name(chunks):
     text = ""
     for chunk in chunks:
         text += chunk["message"].get("content") or ""
     return text
 """,
-    "dict and + (quadratic)": """
-def assemble_content(chunks):
-    turn = {"content": ""}
-    for chunk in chunks:
-        turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
-    return turn["content"]
-""",
-    "quadratic in the thinking only": """
-def assemble_content(chunks):
-    turn = {"content": [], "thinking": ""}
-    for chunk in chunks:
-        message = chunk["message"]
-        if message.get("content"):
-            turn["content"].append(message["content"])
-        if message.get("thinking"):
-            turn["thinking"] = turn["thinking"] + message["thinking"]
-    return "".join(turn["content"])
-""",
-    "insert(0) on a reversed walk": """
-def assemble_content(chunks):
+    "wrong: insert(0) on a reversed walk (quadratic, with a small constant)": """
+def $name(chunks):
     parts = []
     for chunk in reversed(chunks):
         if chunk["message"].get("content"):
             parts.insert(0, chunk["message"]["content"])
     return "".join(parts)
-""",
-}
-CALLS_ANSWERS = {
-    "lists per index, joined at the end": """
-import json
-def assemble_openai_calls(chunks):
-    calls, finish = {}, None
-    for chunk in chunks:
-        for choice in chunk["choices"]:
-            for entry in choice["delta"].get("tool_calls") or []:
-                call = calls.setdefault(entry["index"], {"parts": []})
-                if "id" in entry:
-                    call["id"], call["name"] = entry["id"], entry["function"]["name"]
-                call["parts"].append(entry["function"].get("arguments") or "")
-            finish = choice.get("finish_reason") or finish
-    if finish not in ("tool_calls", "stop"):
-        return None
-    return [{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}
-            for _, c in sorted(calls.items())]
-""",
-}
-CALLS_ANSWERS["a string per index, rebuilt with + (quadratic)"] = CALLS_ANSWERS[
-    "lists per index, joined at the end"].replace('{"parts": []}', '{"parts": ""}').replace(
-    'call["parts"].append(entry["function"].get("arguments") or "")',
-    'call["parts"] = call["parts"] + (entry["function"].get("arguments") or "")')
+"""})
+CALLS_ANSWERS = graded("check_assemble_calls")
 DRAWS = 6
 
 
@@ -113,8 +83,9 @@ def main() -> None:
 
 
 def report(ratios: dict) -> None:
+    width = max(map(len, ratios))
     for name, values in ratios.items():
-        print(f"  {name:<48} growth / reference growth {min(values):5.2f} .. {max(values):5.2f}"
+        print(f"  {name:<{width}} growth / reference growth {min(values):5.2f} .. {max(values):5.2f}"
               f" over {DRAWS} draws")
 
 
