@@ -20,6 +20,9 @@ _IDLE = r"""[...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-Text
 
 _KERNEL_IDLE = "() => " + _IDLE
 
+_CLOSED_OR_ASKING = ("() => document.querySelector('.jp-Dialog') ? 'asking' : "
+                     "!document.querySelector('.jp-NotebookPanel') && 'closed'")
+
 # A fresh copy has no execution counts, so any count (or a busy '*') shows the run began.
 _RUN_STARTED = r"""panel => [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
     .some(prompt => /\[(\*|\d+)\]/.test(prompt.textContent))"""
@@ -69,10 +72,28 @@ class NotebookPage:
         self.panel = page.locator(PANEL)
 
     def open(self, name: str) -> None:
-        """Open ``name`` alone (a reset workspace) and wait until its kernel is idle."""
-        self.page.goto(f"{self.base_url}lab/tree/{name}?reset")
+        """Open ``name`` alone and wait until its kernel is idle.
+
+        In a JupyterLab already loaded, as a learner goes on to the next lesson: close every
+        tab, then double-click the notebook in the file browser (loading the application
+        again would cost 3 to 4 s of CPU per notebook). Otherwise load JupyterLab with a
+        reset workspace that opens only ``name``."""
+        if self.page.url.startswith(f"{self.base_url}lab"):
+            self.close_all()
+            self.page.locator(".jp-DirListing-item", has_text=name).dblclick()
+        else:
+            self.page.goto(f"{self.base_url}lab/tree/{name}?reset")
         self.panel.locator(".jp-Cell").first.wait_for()
         self.page.wait_for_function(_KERNEL_IDLE)
+
+    def close_all(self) -> None:
+        """File > Close All Tabs, discarding what the run changed (the notebooks are copies)."""
+        self.page.get_by_role("menuitem", name="File", exact=True).click()
+        self.page.get_by_role("menuitem", name="Close All Tabs", exact=True).click()
+        # "Save your work" asks once per changed notebook; closed, no notebook is left
+        while self.page.wait_for_function(_CLOSED_OR_ASKING).json_value() == "asking":
+            self.page.locator(".jp-Dialog").get_by_role("button", name="Discard").click()
+            self.page.locator(".jp-Dialog").wait_for(state="detached")
 
     def run_all(self) -> None:
         """Run > Run All Cells, then wait until nothing runs and every widget is drawn."""

@@ -6,7 +6,9 @@ opens every lesson (a copy of ``notebooks/``) in the project's JupyterLab, runs 
 its cells from the Run menu, checks that no cell shows an error, then clicks through
 the chunk stepper and the conversation view and compares what they show with what
 labkit computes from the recording. A screenshot of each lesson is saved in
-``artifacts/screenshots/``. One server and one browser serve all the lessons.
+``artifacts/screenshots/``. One server and one browser serve all the lessons: JupyterLab is
+loaded once and the lessons are opened in turn from its file browser, as a learner goes on
+from one to the next (after a lesson that fails, the next loads JupyterLab afresh).
 
 Each lesson runs in live mode, as a learner with a model server runs it: its parameters
 (injected after its parameters cell, as papermill does) point the official SDK at the
@@ -188,7 +190,7 @@ def test_lesson_runs_live_cleanly_and_its_widgets_step(lesson, lab, page):
 
 
 def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
-    notebook = NotebookPage(page, lab.url)
+    notebook, seen = NotebookPage(page, lab.url), False
     try:
         notebook.open(f"{lesson.name}.ipynb")
         notebook.run_all()
@@ -212,9 +214,11 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                                      notebook.panel.locator(".jp-RenderedImage")) if found.count()]
         if shown:
             shown[0].first.evaluate("element => element.scrollIntoView({block: 'start'})")
+        seen = True
     finally:
         notebook.screenshot(SCREENSHOTS / f"{lesson.name}.png")
-        page.goto("about:blank")
+        if not seen:  # whatever this lesson left on the page, the next one starts afresh
+            page.goto("about:blank")
         lab.shut_down_kernels()
 
 
