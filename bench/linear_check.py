@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gradi
 from answers import ANSWER_NAMES, RIGHT, WRONG  # noqa: E402 (the answers the tests grade)
 from labkit.grading import checks, checks_providers
 from labkit.grading.feedback import MAX_GROWTH
-from labkit.grading.isolated import time_answer
+from labkit.grading.isolated import TimedInputs, time_answer
 
 GROWS = "grows faster than the input"  # what the feedback on a too-slow answer must name
 
@@ -72,8 +72,8 @@ def main() -> None:
         ratios = {name: [] for name in answers}
         for draw_number in range(DRAWS):
             draw = random.Random(draw_number)
-            inputs = {size: [[stream(draw, size)] for _ in range(repeats)]
-                      for size in (small, large)}
+            inputs = TimedInputs({size: [[stream(draw, size)] for _ in range(repeats)]
+                                  for size in (small, large)})
             reference = time_answer(*reference_source, inputs, timeout=120)
             linear = reference[large][0] / reference[small][0]
             for name, source in answers.items():

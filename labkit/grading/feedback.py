@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .isolated import AnswerError, run_answer, same, time_answer, unchanged
+from .isolated import AnswerError, TimedInputs, run_answer, same, time_answer, unchanged
 
 #: What a learner sees when they run a check before writing any code.
 STUB_ADVICE = "replace the `raise NotImplementedError()` line with your code"
@@ -124,6 +124,7 @@ def check_linear_time(answer: Answer, reference: tuple, inputs: dict, expected, 
     machine can slow one measurement, not all of them, while a quadratic answer is over
     the limit every time (and most are far over it at once).
     """
+    inputs = TimedInputs(inputs)  # encoded once for every process timed on them
     small, large = sorted(inputs)
     heading = f"{answer.name}: {what} of {small:,} and {large:,} {unit} ({large // small}x longer)"
     least = None

@@ -126,6 +126,26 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
             for outcome, later in zip(outcomes, at_end)]
 
 
+class TimedInputs(dict):
+    """The inputs of :func:`time_answer` (a size -> a list of argument lists), each size's
+    load request encoded once: every process timed on them (the answer's, the reference's,
+    each measurement taken again) is sent the same bytes. The long inputs are megabytes of
+    JSON, so encoding them, and in the answer's process rebuilding them, is most of what a
+    linear-time check costs."""
+
+    def __init__(self, inputs: dict):
+        super().__init__(inputs)
+        self.requests = {size: _load_request(calls) for size, calls in self.items()}
+
+
+def _load_request(calls: list) -> bytes:
+    """The "load" request for ``calls``. ``objects``: whether any argument is a value the
+    answer's process must build (a tools or checks object); plain JSON data is used as parsed."""
+    encoded = json.dumps(calls)
+    objects = json.dumps('"__labkit__"' in encoded)  # a false alarm only costs the building
+    return f'{{"op": "load", "objects": {objects}, "calls": {encoded}}}\n'.encode()
+
+
 def time_answer(source: str, name: str, inputs: dict, *, min_seconds: float = 0.0,
                 timeout: float | None = None) -> dict:
     """Time the answer on inputs of several sizes, measured from outside its process.
@@ -137,10 +157,11 @@ def time_answer(source: str, name: str, inputs: dict, *, min_seconds: float = 0.
     the answer runs. A call quicker than ``min_seconds`` is repeated until that much time
     has passed, and the time is divided by the calls made.
     """
+    inputs = inputs if isinstance(inputs, TimedInputs) else TimedInputs(inputs)
     timed = {}
     with _Answer(source, name, timeout) as answer:
         for size, calls in inputs.items():
-            if answer.ask({"op": "load", "calls": calls}).get("loaded") != len(calls):
+            if answer.ask(inputs.requests[size]).get("loaded") != len(calls):
                 raise answer.broken("loading the long inputs")
             best, returned = float("inf"), []
             for index in range(len(calls)):
@@ -259,12 +280,14 @@ class _Answer:
                 pass
         self.scratch.cleanup()
 
-    def ask(self, message: dict, on_invoke=None) -> dict:
-        """Send one request; return its reply, answering ``invoke`` requests on the way."""
+    def ask(self, message: dict | bytes, on_invoke=None) -> dict:
+        """Send one request (or one already encoded); return its reply, answering ``invoke``
+        requests on the way."""
         self._send(message)
         while True:
             reply = self._receive()
-            if "error" in reply and isinstance(reply["error"], str) and message["op"] == "define":
+            if "error" in reply and isinstance(reply["error"], str) and \
+                    isinstance(message, dict) and message["op"] == "define":
                 raise AnswerError(reply["error"])
             if "invoke" not in reply:
                 return reply
@@ -287,9 +310,10 @@ class _Answer:
                            f"expected ({what}); an answer cell should only define what the "
                            "exercise asks for")
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: dict | bytes) -> None:
         """Write one request, never waiting past the deadline for the answer to read it."""
-        data = memoryview(json.dumps(message).encode() + b"\n")
+        data = memoryview(message if isinstance(message, bytes)
+                          else json.dumps(message).encode() + b"\n")
         pipe = self.process.stdin.fileno()
         while data:
             left = self.deadline - time.monotonic()
@@ -481,7 +505,8 @@ while True:
         send({"arguments": [[shown(a) for a in arguments] for arguments in kept]})
     elif op == "load":
         gc.disable()
-        loaded, results = [build(call) for call in request["calls"]], []
+        calls = request["calls"]  # plain JSON data is used as parsed: fresh objects already
+        loaded, results = [build(call) for call in calls] if request["objects"] else calls, []
         gc.collect()  # now, outside the timed calls; walking the inputs also steadies their timing
         gc.enable()
         send({"loaded": len(loaded)})
