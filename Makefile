@@ -111,9 +111,14 @@ bench: setup
 	$(BIN)/python bench/autograde.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
+# jsonschema 4.25 and 4.26 build about 35 Earley parsers (rfc3987-syntax) when imported, for
+# a URI format no notebook schema uses: every process that reads a notebook (nbformat: each
+# nbgrader, papermill and pytest run, the Jupyter server) then starts 1 s later (python-
+# jsonschema/jsonschema#1428). 4.24 validates notebooks the same.
+LOCK_LIMITS := 'jsonschema<4.25'
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet -e '.[course,test]'
+	.lock-venv/bin/python -m pip install --quiet -e '.[course,test]' $(LOCK_LIMITS)
 	.lock-venv/bin/python -m pip freeze --exclude-editable > requirements.lock
 	{ sed -n 1,2p binder/requirements.txt; cat requirements.lock; } > binder/requirements.txt.new
 	mv binder/requirements.txt.new binder/requirements.txt
