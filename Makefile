@@ -109,6 +109,7 @@ bench: setup
 	$(BIN)/python bench/loop_copies.py
 	$(BIN)/python bench/linear_check.py
 	$(BIN)/python bench/autograde.py
+	$(BIN)/python bench/suite.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
 # jsonschema 4.25 and 4.26 build about 35 Earley parsers (rfc3987-syntax) when imported, for
