@@ -44,8 +44,11 @@ def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess
     run = subprocess.run(command, cwd=course, env=env, capture_output=True, text=True,
                          timeout=timeout)
     if run.returncode != 0:
+        log = run.stdout + run.stderr
+        first = log.find("Traceback (most recent call last)")  # nbgrader logs the cause first
+        cause = log[first:first + 4000] + "\n...\n" if 0 <= first < len(log) - 3000 else ""
         raise EditionError(f"`nbgrader {' '.join(args)}` failed (exit {run.returncode}):\n"
-                           f"{run.stdout[-3000:]}{run.stderr[-3000:]}")
+                           f"{cause}{log[-3000:]}")
     return run
 
 

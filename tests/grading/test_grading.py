@@ -119,3 +119,18 @@ def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch
 
     monkeypatch.setattr(student_module, "generate_edition", refuse)
     assert update_student_edition(student, notebooks) == ([], ["01_a.ipynb", "02_b.ipynb"])
+
+
+def test_a_failed_nbgrader_run_shows_the_cause_it_logged_first_not_only_its_last_lines(
+        tmp_path, monkeypatch):
+    """nbgrader logs a notebook's traceback, then goes on grading: the cause is far above the end."""
+    import subprocess
+
+    cause = "Traceback (most recent call last):\n  ...\nRuntimeError: Kernel died before replying"
+    log = "[AutogradeApp | INFO] start\n" + cause + "\n" + "[AutogradeApp | INFO] more\n" * 400
+    monkeypatch.setattr(student_module.subprocess, "run", lambda *args, **kwargs:
+                        subprocess.CompletedProcess(args, 1, stdout=log, stderr="exit now"))
+    with pytest.raises(student_module.EditionError) as failed:
+        student_module.nbgrader(tmp_path, "autograde", "*")
+    message = str(failed.value)
+    assert cause in message and message.endswith("more\nexit now")
