@@ -20,9 +20,10 @@ lab: student
 student: setup
 	$(BIN)/python -m labkit lessons student
 
-# The suite runs on every core (pytest-xdist), a test file to a worker: the tests of one file
-# share its set-up (the graded class, the wheel, the browser, each lesson's kernel). Files go
-# to the workers in the order tests/conftest.py gives (the longest first), not by test count.
+# The suite runs on every core (pytest-xdist, one worker more than the cores: see
+# tests/conftest.py), a test file to a worker: the tests of one file share its set-up (the
+# graded class, the wheel, the browser, each lesson's kernel). Files go to the workers in the
+# order tests/conftest.py gives (the longest first), not by test count.
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 

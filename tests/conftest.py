@@ -3,6 +3,7 @@ guard on the sample's bytes. Chunks and calls come from the one builder,
 ``labkit.models.chunks``."""
 
 import hashlib
+import os
 import time
 from collections import Counter
 from functools import partial
@@ -25,12 +26,28 @@ def _sample_digest():
     return {str(p.relative_to(SAMPLE_DIR)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
-#: The files that take longest, started first (``make test`` keeps this order for pytest-xdist):
-#: the graded class and the browser test wait on kernels much of the time, so each starts at
-#: once on a worker of its own and the other files fill the cores around them, instead of one
-#: of them starting last and running alone at the end.
+#: The files that take longest, longest first (``make test`` keeps this order for
+#: pytest-xdist; the other files follow, each a few seconds at most). The graded class and
+#: the browser test start at once, on workers of their own, and the short files come last,
+#: so the workers finish together instead of one long file running alone at the end (the
+#: timeouts of test_test_run_faults.py among them: it waits more than it computes).
 LONGEST_FIRST = ("grading/test_student_edition.py", "browser/test_lessons_in_jupyterlab.py",
-                 "test_package.py", "lessons/test_notebooks_papermill.py")
+                 "test_package.py", "grading/test_exercises.py", "lessons/test_notebooks_papermill.py",
+                 "recording/test_recordings.py", "safety/test_test_run_faults.py",
+                 "recording/test_provider_recorder.py", "models/test_provider_models.py",
+                 "models/test_ollama_model.py", "recording/test_recorder.py",
+                 "safety/test_shell_and_gate.py", "safety/test_stream_properties.py")
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: how many workers `-n auto` starts
+def pytest_xdist_auto_num_workers(config):
+    """One worker more than this process may use cores. With one per core the cores stood idle
+    about 16% of the time in `make test`, while tests waited on kernels, servers and timeouts;
+    with one more, about 3%. PYTEST_XDIST_AUTO_NUM_WORKERS, if set, decides instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
 
 
 def pytest_collection_modifyitems(items):

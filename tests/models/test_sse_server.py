@@ -1,9 +1,7 @@
 """The OpenAI and Anthropic replay servers through each official SDK: what they say they are,
 their routes, whole replies for clients that do not stream, and each API's error shapes."""
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from conftest import PROJECT_DIR
@@ -15,11 +13,18 @@ OPENAI = PROJECT_DIR / "recordings" / "repair_openai.json"
 ANTHROPIC = PROJECT_DIR / "recordings" / "repair_anthropic.json"
 
 
+# The SDKs are imported where they are used: together they take 1.5 s of CPU to import, and
+# every pytest-xdist worker collects this file, while only one runs it.
+
 def openai_client(server, key="no-key"):
+    import openai
+
     return openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
 
 
 def anthropic_client(server, key="no-key"):
+    import anthropic
+
     return anthropic.Anthropic(base_url=server.url, api_key=key, max_retries=0)
 
 
@@ -40,6 +45,8 @@ def test_the_openai_server_lists_recordings_not_models_and_says_what_it_serves()
 
 
 def test_the_anthropic_server_lists_recordings_not_models_and_says_what_it_serves():
+    import anthropic
+
     with serve_recording(ANTHROPIC) as server:
         listed = anthropic_client(server).models.list()
         raw = httpx.get(f"{server.url}/v1/models").json()
@@ -83,6 +90,8 @@ def test_unknown_routes_and_methods_are_answered_in_the_apis_error_shape(client,
 
 
 def test_a_key_is_asked_for_only_when_the_server_is_given_one_and_never_kept():
+    import openai
+
     with serve_recording(OPENAI, api_key="sk-the-key") as server:
         with pytest.raises(openai.AuthenticationError) as refused:
             openai_client(server, key="sk-other").models.list()
@@ -93,6 +102,8 @@ def test_a_key_is_asked_for_only_when_the_server_is_given_one_and_never_kept():
 
 
 def test_an_injected_status_uses_the_apis_error_body():
+    import anthropic
+
     messages = load_recording(ANTHROPIC)["turns"][0]["request"]["messages"]
     with serve_recording(ANTHROPIC, status=529, error="Overloaded") as server:
         with pytest.raises(anthropic.APIStatusError) as failed:
