@@ -31,8 +31,9 @@ PASSED_THROUGH = ("PATH", "LANG", "SYSTEMROOT")
 FIXED_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 #: Where a child subreaper exists (Linux), pytest runs under ours; -I keeps the copy's
-#: files (the model's) off its import path.
-REAPER = ([sys.executable, "-I", str(Path(__file__).with_name("reaper.py"))]
+#: files (the model's) off its import path, and -S site-packages, which the reaper (standard
+#: library only) does without: a third less start-up, on every test run and command.
+REAPER = ([sys.executable, "-I", "-S", str(Path(__file__).with_name("reaper.py"))]
           if sys.platform.startswith("linux") else [])
 
 
