@@ -1,4 +1,4 @@
-"""Run a command, then end every process it left behind: ``python -I reaper.py COMMAND...`` (Linux).
+"""Run a command, then end every process it left behind: ``python -I -S reaper.py COMMAND...`` (Linux).
 
 The reaper makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): any
 process started under it that loses its parent (``setsid()``, a double fork, a chain
