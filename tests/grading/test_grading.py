@@ -1,5 +1,7 @@
 """The nbgrader rules for exercise cells, and a student edition that never overwrites a learner."""
 
+import subprocess
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -124,8 +126,6 @@ def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch
 def test_a_failed_nbgrader_run_shows_the_cause_it_logged_first_not_only_its_last_lines(
         tmp_path, monkeypatch):
     """nbgrader logs a notebook's traceback, then goes on grading: the cause is far above the end."""
-    import subprocess
-
     cause = "Traceback (most recent call last):\n  ...\nRuntimeError: Kernel died before replying"
     log = "[AutogradeApp | INFO] start\n" + cause + "\n" + "[AutogradeApp | INFO] more\n" * 400
     monkeypatch.setattr(student_module.subprocess, "run", lambda *args, **kwargs:
