@@ -303,7 +303,7 @@ def checks_line(when: str, checks) -> str:
 def _replay_options(command) -> None:
     """What replaying a recording needs, in process or served: the file, strictness, pace."""
     command.add_argument("recording", help="a recording: its path, or the name of one of the "
-                                           "course's, e.g. repair.json")
+                                           "course's, e.g. repair.json (or repair)")
     command.add_argument("--loose", action="store_true",
                          help="do not compare each request with the recorded one")
     command.add_argument("--speed", type=float, default=None, metavar="X",

@@ -69,10 +69,18 @@ def recording_path(name) -> Path:
     """A recording given by path, or by the name of one of the course's (``"repair.json"``).
 
     A file that exists as given wins; a bare name that is not one is looked up in
-    the course's recordings, so ``repair.json`` works from any folder.
+    the course's recordings, with or without its ``.json``, so ``repair.json`` (or
+    ``repair``) works from any folder.
     """
     path = Path(name)
     if path.exists() or path.parent != Path("."):
         return path
-    course = RECORDINGS_DIR / path
-    return course if course.exists() else path
+    for course in (RECORDINGS_DIR / path, RECORDINGS_DIR / f"{path.name}.json"):
+        if course.is_file():
+            return course
+    return path
+
+
+def course_recordings() -> list:
+    """The names of the course's recordings, as ``recording_path`` finds them."""
+    return sorted(path.name for path in RECORDINGS_DIR.glob("*.json"))

@@ -140,6 +140,9 @@ def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouch
     assert digest(sample) == before
     missing = installed.run("-m", "labkit", "replay", "no_such.json")
     assert missing.returncode == 2 and "no_such.json: cannot be read" in missing.stderr
+    assert "repair.json, repair_anthropic.json" in missing.stderr  # what there is to replay
+    stem = installed.run("-m", "labkit", "replay", "stale_edit")
+    assert stem.returncode == 0 and "Replay matches the recording." in stem.stdout, stem.stderr
 
 
 RUN_LESSONS = """
@@ -282,6 +285,22 @@ def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, m
     assert recording_path("repair.json") == Path("repair.json")
     assert recording_path("sub/repair.json") == Path("sub/repair.json")  # a path stays a path
     assert recording_path("no_such.json") == Path("no_such.json")  # so the error names it
+    (tmp_path / "repair.json").unlink()
+    assert recording_path("repair") == ROOT / "recordings" / "repair.json"  # .json may be left out
+    assert recording_path("repair.j") == Path("repair.j")
+
+
+def test_a_name_found_nowhere_is_an_error_that_lists_the_courses_recordings(tmp_path, monkeypatch):
+    from labkit import RecordingError, load_recording
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RecordingError) as raised:
+        load_recording("repiar.json")
+    message = str(raised.value)
+    assert message.startswith("repiar.json: cannot be read (no such file here")
+    assert all(name in message for name in ("repair.json", "repair_openai.json", "stale_edit.json"))
+    with pytest.raises(RecordingError, match=r"^sub/repair.json: cannot be read \(No such file"):
+        load_recording("sub/repair.json")  # a path is not looked up among the course's
 
 
 def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monkeypatch, capsys):

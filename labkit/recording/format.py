@@ -25,7 +25,7 @@ from ..harness.atomic import write_atomically
 from ..harness.contracts import STOP_REASONS
 from ..harness.loop import positive_int
 from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
-from ..settings import recording_path
+from ..settings import course_recordings, recording_path
 from .setup import setup_problem
 
 FORMAT = "labkit-recording"
@@ -51,7 +51,10 @@ class RecordingError(ValueError):
 
 def load_recording(path) -> dict:
     """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
-    path = recording_path(path)  # a path, or the name of one of the course's recordings
+    given, path = path, recording_path(path)  # a path, or the name of one of the course's
+    if not path.exists() and Path(given).parent == Path("."):  # a bare name found nowhere
+        raise RecordingError(f"{path}: cannot be read (no such file here, nor among the "
+                             f"course's recordings: {', '.join(course_recordings())})")
     recording = _read_json(path)
     problem = recording_problem(recording)
     if problem is None:
