@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest  # imported once, before any timing: the forked runs inherit it
+
 from labkit.harness.pytest_run import COMMAND, child_environment, run_pytest
 from labkit.harness.sample import SAMPLE_DIR
 
@@ -43,8 +45,6 @@ def per_run(runs: int, run) -> float:
 
 def forked_run(root: Path) -> None:
     """One run forked from this process, where pytest is already imported."""
-    import pytest
-
     pid = os.fork()
     if pid == 0:
         os.chdir(root)
@@ -65,8 +65,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "sample"
         shutil.copytree(SAMPLE_DIR, root)
-        import pytest  # noqa: F401  before timing: the forked runs inherit it
-
         kinds = {
             "run_pytest (reaper + python -m pytest)": lambda: run_pytest(root, timeout=60),
             "python -m pytest": lambda: subprocess.run(

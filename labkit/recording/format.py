@@ -51,8 +51,8 @@ class RecordingError(ValueError):
 
 def load_recording(path) -> dict:
     """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
-    given, path = path, recording_path(path)  # a path, or the name of one of the course's
-    if not path.exists() and Path(given).parent == Path("."):  # a bare name found nowhere
+    path = recording_path(path)  # a path, or the name of one of the course's recordings
+    if not path.exists() and path.parent == Path("."):  # a bare name, found nowhere
         raise RecordingError(f"{path}: cannot be read (no such file here, nor among the "
                              f"course's recordings: {', '.join(course_recordings())})")
     recording = _read_json(path)
