@@ -10,7 +10,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # JupyterLab refuses to run as root unless told to (containers often are root).
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test live-test setup student recordings notebooks lock bench
+.PHONY: lab test live-test setup student recordings notebooks lock bench lint
 
 # Your copy of the lessons (student/), made if missing, opened at lesson 01.
 lab: student
@@ -24,7 +24,10 @@ student: setup
 # tests/conftest.py), a test file to a worker: the tests of one file share its set-up (the
 # graded class, the wheel, the browser, each lesson's kernel). Files go to the workers in the
 # order tests/conftest.py gives (the longest first), not by test count.
+# ruff first (lint and format, configured in pyproject.toml): a second or two, and a style slip
+# fails before the suite's minutes are spent.
 test: setup
+	$(BIN)/ruff check --quiet . && $(BIN)/ruff format --check --quiet .
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # A real small model drives the loop (tests/live): Gemma 3 270M from PyPI behind

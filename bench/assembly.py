@@ -19,10 +19,19 @@ MODEL = "bench"
 
 def stream(fragments: int):
     for _ in range(fragments):
-        yield {"model": MODEL, "created_at": "2026-12-01T09:00:00Z",
-               "message": {"role": "assistant", "content": "abcd"}, "done": False}
-    yield {"model": MODEL, "created_at": "2026-12-01T09:00:00Z",
-           "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+        yield {
+            "model": MODEL,
+            "created_at": "2026-12-01T09:00:00Z",
+            "message": {"role": "assistant", "content": "abcd"},
+            "done": False,
+        }
+    yield {
+        "model": MODEL,
+        "created_at": "2026-12-01T09:00:00Z",
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "done_reason": "stop",
+    }
 
 
 class NoTools:
@@ -51,10 +60,14 @@ def naive_assembly(fragments: int) -> None:
 def main() -> None:
     print(f"{'fragments':>10} {'iterate (ms)':>13} {'loop (ms)':>10} {'ratio':>6}")
     for fragments in (20_000, 200_000):
-        iterate = best_of(5, lambda: sum(1 for _ in stream(fragments)))
+        iterate = best_of(5, lambda n=fragments: sum(1 for _ in stream(n)))
         events = []
-        loop = best_of(5, lambda: events.append(list(
-            agent_events(lambda m, s: stream(fragments), NoTools(), "bench"))))
+        loop = best_of(
+            5,
+            lambda n=fragments, events=events: events.append(
+                list(agent_events(lambda m, s: stream(n), NoTools(), "bench"))
+            ),
+        )
         stop = events[-1][-1]
         assert stop["reason"] == "assistant_finished"
         assert len(stop["messages"][-1]["content"]) == 4 * fragments

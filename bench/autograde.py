@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.settings import NOTEBOOKS_DIR
 from labkit.grading.edition import generate_edition, nbgrader
+from labkit.settings import NOTEBOOKS_DIR
 
 
 def main() -> None:
@@ -34,8 +34,10 @@ def main() -> None:
         nbgrader(course, "autograde", "*", timeout=1800)
         seconds = time.perf_counter() - start
     notebooks = len(learners) * len(lessons)
-    print(f"autograde: {seconds:.1f} s for {notebooks} notebooks, "
-          f"{seconds / notebooks:.1f} s per learner per lesson")
+    print(
+        f"autograde: {seconds:.1f} s for {notebooks} notebooks, "
+        f"{seconds / notebooks:.1f} s per learner per lesson"
+    )
 
 
 if __name__ == "__main__":

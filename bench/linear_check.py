@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "grading"))
 from answers import ANSWER_NAMES, RIGHT, WRONG  # noqa: E402 (the answers the tests grade)
+
 from labkit.grading import checks, checks_providers
 from labkit.grading.feedback import MAX_GROWTH
 from labkit.grading.isolated import TimedInputs, time_answer
@@ -31,49 +32,70 @@ def graded(check: str, **extra: str) -> dict:
     answer and each wrong one whose mistake is its growth, plus ``extra`` ones of this bench."""
     name = ANSWER_NAMES[check]
     answers = {"right (the tests' answer)": RIGHT[check].replace("$name", name)}
-    answers.update({wrong.mistake: wrong.code(name) for wrong in WRONG[check]
-                    if wrong.names == GROWS})
+    answers.update(
+        {wrong.mistake: wrong.code(name) for wrong in WRONG[check] if wrong.names == GROWS}
+    )
     return {**answers, **{label: source.replace("$name", name) for label, source in extra.items()}}
 
 
-ANSWERS = graded("check_assemble_content", **{
-    "right: += on a local string (CPython grows it in place)": """
+ANSWERS = graded(
+    "check_assemble_content",
+    **{
+        "right: += on a local string (CPython grows it in place)": """
 def $name(chunks):
     text = ""
     for chunk in chunks:
         text += chunk["message"].get("content") or ""
     return text
 """,
-    "wrong: insert(0) on a reversed walk (quadratic, with a small constant)": """
+        "wrong: insert(0) on a reversed walk (quadratic, with a small constant)": """
 def $name(chunks):
     parts = []
     for chunk in reversed(chunks):
         if chunk["message"].get("content"):
             parts.insert(0, chunk["message"]["content"])
     return "".join(parts)
-"""})
+""",
+    },
+)
 CALLS_ANSWERS = graded("check_assemble_calls")
 DRAWS = 6
 
 
-EXERCISES = [("2a assemble_content", "assemble_content", ANSWERS,
-              (checks._LINEAR_REFERENCE, "assemble_content"), checks._long_stream, checks.TIMING),
-             ("6a assemble_openai_calls", "assemble_openai_calls", CALLS_ANSWERS,
-              (checks_providers._CALLS_REFERENCE, "_openai_calls"), checks_providers._long_stream,
-              checks_providers.CALLS_TIMING)]
+EXERCISES = [
+    (
+        "2a assemble_content",
+        "assemble_content",
+        ANSWERS,
+        (checks._LINEAR_REFERENCE, "assemble_content"),
+        checks._long_stream,
+        checks.TIMING,
+    ),
+    (
+        "6a assemble_openai_calls",
+        "assemble_openai_calls",
+        CALLS_ANSWERS,
+        (checks_providers._CALLS_REFERENCE, "_openai_calls"),
+        checks_providers._long_stream,
+        checks_providers.CALLS_TIMING,
+    ),
+]
 
 
 def main() -> None:
     print(f"the check fails a growth above {MAX_GROWTH} x the reference's")
     for title, function, answers, reference_source, stream, timing in EXERCISES:
         (small, large), repeats = timing["sizes"], timing["repeats"]
-        print(f"{title}: streams of {small:,} and {large:,} fragments, {repeats} of each size "
-              "per draw")
+        print(
+            f"{title}: streams of {small:,} and {large:,} fragments, {repeats} of each size "
+            "per draw"
+        )
         ratios = {name: [] for name in answers}
         for draw_number in range(DRAWS):
             draw = random.Random(draw_number)
-            inputs = TimedInputs({size: [[stream(draw, size)] for _ in range(repeats)]
-                                  for size in (small, large)})
+            inputs = TimedInputs(
+                {size: [[stream(draw, size)] for _ in range(repeats)] for size in (small, large)}
+            )
             reference = time_answer(*reference_source, inputs, timeout=120)
             linear = reference[large][0] / reference[small][0]
             for name, source in answers.items():
@@ -85,8 +107,10 @@ def main() -> None:
 def report(ratios: dict) -> None:
     width = max(map(len, ratios))
     for name, values in ratios.items():
-        print(f"  {name:<{width}} growth / reference growth {min(values):5.2f} .. {max(values):5.2f}"
-              f" over {DRAWS} draws")
+        print(
+            f"  {name:<{width}} growth / reference growth {min(values):5.2f} .. {max(values):5.2f}"
+            f" over {DRAWS} draws"
+        )
 
 
 if __name__ == "__main__":

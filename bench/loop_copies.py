@@ -19,18 +19,41 @@ from labkit import agent_events
 RESULT = {"path": "big.txt", "content": "x" * 10_000}
 TOOL_TURN = [
     {"model": "bench", "message": {"role": "assistant", "content": "", "thinking": "look again"}},
-    {"model": "bench", "message": {"role": "assistant", "content": "", "tool_calls": [
-        {"function": {"name": "read_file", "arguments": {"path": "big.txt"}}}]}},
-    {"model": "bench", "message": {"role": "assistant", "content": ""}, "done": True,
-     "done_reason": "stop"},
+    {
+        "model": "bench",
+        "message": {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "big.txt"}}}],
+        },
+    },
+    {
+        "model": "bench",
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "done_reason": "stop",
+    },
 ]
-FINAL_TURN = [{"model": "bench", "message": {"role": "assistant", "content": "done"},
-               "done": True, "done_reason": "stop"}]
+FINAL_TURN = [
+    {
+        "model": "bench",
+        "message": {"role": "assistant", "content": "done"},
+        "done": True,
+        "done_reason": "stop",
+    }
+]
 
 
 class BigResults:
-    schemas = [{"type": "function", "function": {"name": "read_file", "parameters": {
-        "type": "object", "properties": {"path": {"type": "string"}}}}}]
+    schemas = [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            },
+        }
+    ]
 
     def invoke(self, name, arguments):
         return RESULT
@@ -59,8 +82,10 @@ def main() -> None:
         for messages in requests:
             json.dumps(messages)
         dumps = time.perf_counter() - start
-        print(f"{turns:6d} {1000 * loop / turns:18.3f} {1000 * dumps / turns:24.3f} "
-              f"{loop / dumps:6.2f}")
+        print(
+            f"{turns:6d} {1000 * loop / turns:18.3f} {1000 * dumps / turns:24.3f} "
+            f"{loop / dumps:6.2f}"
+        )
 
 
 if __name__ == "__main__":

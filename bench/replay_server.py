@@ -23,9 +23,9 @@ import httpx
 from ollama import ChatResponse
 
 from labkit import OllamaModel, ReplayModel, load_recording, serve_recording
+from labkit.models.go_json import ollama_line
 from labkit.models.scripted import PlannedTurn, turn_chunks
 from labkit.settings import RECORDINGS_DIR
-from labkit.models.go_json import ollama_line
 
 FRAGMENTS = 20_000
 MESSAGES = [{"role": "user", "content": "bench"}]
@@ -33,10 +33,17 @@ MESSAGES = [{"role": "user", "content": "bench"}]
 
 def long_turn() -> dict:
     """A valid recording (the bounded one's frame) whose one turn streams 20,000 chunks."""
-    chunks = turn_chunks(PlannedTurn(content=" abc" * FRAGMENTS))[-FRAGMENTS - 1:]
+    chunks = turn_chunks(PlannedTurn(content=" abc" * FRAGMENTS))[-FRAGMENTS - 1 :]
     frame = load_recording(RECORDINGS_DIR / "bounded.json")
-    return {**frame, "turns": [{"request": {"messages": MESSAGES},
-                                "chunks": [{"at": at, "chunk": chunk} for at, chunk in chunks]}]}
+    return {
+        **frame,
+        "turns": [
+            {
+                "request": {"messages": MESSAGES},
+                "chunks": [{"at": at, "chunk": chunk} for at, chunk in chunks],
+            }
+        ],
+    }
 
 
 def best_of(runs, work):
@@ -70,32 +77,54 @@ def main() -> None:
     chunks = [entry["chunk"] for entry in recording["turns"][0]["chunks"]]
     lines = [ollama_line(chunk) for chunk in chunks]
     parsed = [json.loads(line) for line in lines]
-    rows = [("ReplayModel, in process",
-             best_of(5, lambda: count(ReplayModel(recording, strict=False)(MESSAGES, []))))]
+    rows = [
+        (
+            "ReplayModel, in process",
+            best_of(5, lambda: count(ReplayModel(recording, strict=False)(MESSAGES, []))),
+        )
+    ]
 
     with serve_recording(recording, strict=False) as server, OllamaModel(host=server.url) as model:
-        rows.append(("OllamaModel, SDK, server in this process",
-                     best_of(5, lambda: count(model(MESSAGES, [])))))
-        rows.append(("  raw HTTP lines (serving + transfer)", best_of(5, lambda: raw_lines(server.url))))
+        rows.append(
+            (
+                "OllamaModel, SDK, server in this process",
+                best_of(5, lambda: count(model(MESSAGES, []))),
+            )
+        )
+        rows.append(
+            ("  raw HTTP lines (serving + transfer)", best_of(5, lambda: raw_lines(server.url)))
+        )
 
     parent, child = multiprocessing.Pipe()
     process = multiprocessing.Process(target=serve_in_child, args=(recording, child))
     process.start()
     try:
         with OllamaModel(host=parent.recv()) as model:
-            rows.insert(2, ("OllamaModel, SDK, server in its own process",
-                            best_of(5, lambda: count(model(MESSAGES, [])))))
+            rows.insert(
+                2,
+                (
+                    "OllamaModel, SDK, server in its own process",
+                    best_of(5, lambda: count(model(MESSAGES, []))),
+                ),
+            )
     finally:
         parent.send("stop")
         process.join()
 
     rows += [
-        ("  server start: encoding the lines (once)", best_of(5, lambda: count(map(ollama_line, chunks)))),
+        (
+            "  server start: encoding the lines (once)",
+            best_of(5, lambda: count(map(ollama_line, chunks))),
+        ),
         ("  client: json.loads", best_of(5, lambda: count(map(json.loads, lines)))),
-        ("  client: pydantic ChatResponse(**part)",
-         best_of(5, lambda: count(ChatResponse(**part) for part in parsed))),
-        ("  client: LineTap's copy, parsed again for the loop",
-         best_of(5, lambda: count(map(json.loads, lines)))),
+        (
+            "  client: pydantic ChatResponse(**part)",
+            best_of(5, lambda: count(ChatResponse(**part) for part in parsed)),
+        ),
+        (
+            "  client: LineTap's copy, parsed again for the loop",
+            best_of(5, lambda: count(map(json.loads, lines))),
+        ),
     ]
     print(f"one turn of {len(chunks):,} chunks; each part below is timed alone\n")
     print(f"{'path':<46} {'ms':>6} {'chunks/s':>10}")

@@ -68,15 +68,21 @@ def main() -> None:
         kinds = {
             "run_pytest (reaper + python -m pytest)": lambda: run_pytest(root, timeout=60),
             "python -m pytest": lambda: subprocess.run(
-                COMMAND, cwd=root, env=child_environment(), stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL),
+                COMMAND,
+                cwd=root,
+                env=child_environment(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ),
             "forked from an imported pytest": lambda: forked_run(root),
         }
         for name, run in kinds.items():
             seconds = per_run(runs, run)
-            print(f"{name:40} {seconds * 1000:4.0f} ms CPU a run; {RUNS_PER_SUITE} runs: "
-                  f"{seconds * RUNS_PER_SUITE:3.0f} CPU-s, {seconds * RUNS_PER_SUITE / CORES:3.0f} s "
-                  f"on {CORES} cores")
+            print(
+                f"{name:40} {seconds * 1000:4.0f} ms CPU a run; {RUNS_PER_SUITE} runs: "
+                f"{seconds * RUNS_PER_SUITE:3.0f} CPU-s, {seconds * RUNS_PER_SUITE / CORES:3.0f} s "
+                f"on {CORES} cores"
+            )
 
 
 if __name__ == "__main__":

@@ -21,20 +21,42 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMAND = [sys.executable, "-m", "pytest", "-n", "auto", "--dist", "loadfile",
-           "--no-loadscope-reorder", "-q", "-p", "suite_timeline"]  # as the Makefile's `test`
+COMMAND = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-n",
+    "auto",
+    "--dist",
+    "loadfile",
+    "--no-loadscope-reorder",
+    "-q",
+    "-p",
+    "suite_timeline",
+]  # as the Makefile's `test`
 SHOWN = 8  # the longest files listed
 
 
 def run_once(log: Path) -> tuple[float, str]:
-    env = {**os.environ, "CI": "true", "SUITE_TIMELINE": str(log),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent),
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "CI": "true",
+        "SUITE_TIMELINE": str(log),
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])
+        ),
+    }
     start = time.perf_counter()
     done = subprocess.run(COMMAND, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    summary = next((line for line in reversed(done.stdout.splitlines())
-                    if re.search(r"\d+ (passed|failed)", line)), "no summary")
+    summary = next(
+        (
+            line
+            for line in reversed(done.stdout.splitlines())
+            if re.search(r"\d+ (passed|failed)", line)
+        ),
+        "no summary",
+    )
     if done.returncode != 0:
         sys.exit(f"the suite failed (exit {done.returncode}): {summary}")
     return seconds, summary
@@ -46,8 +68,10 @@ def longest_files(log: Path) -> list[tuple[float, str, str]]:
         entry = json.loads(line)
         span = spans.setdefault((entry["worker"], entry["file"]), [entry["start"], entry["end"]])
         span[0], span[1] = min(span[0], entry["start"]), max(span[1], entry["end"])
-    return sorted(((end - start, worker, name) for (worker, name), (start, end) in spans.items()),
-                  reverse=True)[:SHOWN]
+    return sorted(
+        ((end - start, worker, name) for (worker, name), (start, end) in spans.items()),
+        reverse=True,
+    )[:SHOWN]
 
 
 def main() -> None:
@@ -61,8 +85,10 @@ def main() -> None:
             seconds, summary = run_once(log)
             times.append(seconds)
             print(f"run {number}: {seconds:.1f} s wall ({summary.strip('= ')})", flush=True)
-        print(f"make test, median of {runs}: {statistics.median(times):.1f} s "
-              f"on {os.cpu_count()} cores")
+        print(
+            f"make test, median of {runs}: {statistics.median(times):.1f} s "
+            f"on {os.cpu_count()} cores"
+        )
         print("longest test files in the last run (seconds on their worker):")
         for seconds, worker, name in longest_files(log):
             print(f"  {seconds:6.1f}  {worker}  {name}")

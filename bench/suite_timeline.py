@@ -16,7 +16,11 @@ def pytest_runtest_logstart(nodeid, location):
 def pytest_runtest_logfinish(nodeid, location):
     path, worker = os.environ.get("SUITE_TIMELINE"), os.environ.get("PYTEST_XDIST_WORKER")
     if path and worker and nodeid in _started:
-        entry = {"worker": worker,
-                 "file": nodeid.split("::")[0], "start": _started.pop(nodeid), "end": time.time()}
+        entry = {
+            "worker": worker,
+            "file": nodeid.split("::")[0],
+            "start": _started.pop(nodeid),
+            "end": time.time(),
+        }
         with open(path, "a", encoding="utf-8") as log:
             log.write(json.dumps(entry) + "\n")

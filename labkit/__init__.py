@@ -23,52 +23,156 @@ importing labkit needs no kernel; the live models load their SDKs only when firs
 so a replay needs none of them.
 """
 
-from .harness import (EVENT_TYPES, MAX_TURNS, REPAIR_TASK, SOURCE_FILE, STOP_REASONS,
-                      SYSTEM_PROMPT, TEST_FILE, Chat, Checks, RepoTools, Tools, Turn,
-                      TurnAssembler, agent_events, assemble_turn, call_tool, file_sha256,
-                      run_checks, sample_copy, tool_message)
-from .harness.budget import (Budget, compact, head_and_tail, measure, order_problems,
-                             request_sizes)
+from .harness import (
+    EVENT_TYPES,
+    MAX_TURNS,
+    REPAIR_TASK,
+    SOURCE_FILE,
+    STOP_REASONS,
+    SYSTEM_PROMPT,
+    TEST_FILE,
+    Chat,
+    Checks,
+    RepoTools,
+    Tools,
+    Turn,
+    TurnAssembler,
+    agent_events,
+    assemble_turn,
+    call_tool,
+    file_sha256,
+    run_checks,
+    sample_copy,
+    tool_message,
+)
+from .harness.budget import Budget, compact, head_and_tail, measure, order_problems, request_sizes
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, commands_in, deny
 from .harness.prompt import BUDGET_TASK, SHELL_TASK
 from .harness.shell import ShellTools, run_command
 from .lessons.failures import failure_cases, run_case
-from .lessons.lesson import (LessonError, LessonRun, lesson_model, run_lesson, time_spans,
-                             time_totals)
+from .lessons.lesson import (
+    LessonError,
+    LessonRun,
+    lesson_model,
+    run_lesson,
+    time_spans,
+    time_totals,
+)
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
-from .models import (OllamaError, PlannedTurn, ProviderError, ReplayError, ReplayModel,
-                     ScriptedChat, call, serve_recording)
-from .recording import (RecordingError, compact_event, load_recording, recorded_answers,
-                        replay_harness, run_attempt, save_recording)
+from .models import (
+    OllamaError,
+    PlannedTurn,
+    ProviderError,
+    ReplayError,
+    ReplayModel,
+    ScriptedChat,
+    call,
+    serve_recording,
+)
+from .recording import (
+    RecordingError,
+    compact_event,
+    load_recording,
+    recorded_answers,
+    replay_harness,
+    run_attempt,
+    save_recording,
+)
 from .settings import recording_path
 
 __all__ = [
-    "AnthropicModel", "OpenAIModel", "ProviderError", "EVENT_TYPES", "MAX_TURNS", "REPAIR_TASK", "SOURCE_FILE", "STOP_REASONS", "SYSTEM_PROMPT",
-    "TEST_FILE", "Chat", "Checks", "file_sha256", "time_spans", "time_totals",
-    "ChunkStepper", "ConversationView", "LessonError", "LessonRun", "OllamaError", "OllamaModel",
-    "PlannedTurn", "RecordingError", "RepoTools", "ReplayError", "ReplayModel", "ScriptedChat",
-    "Tools", "Turn", "TurnAssembler", "TurnSteps", "agent_events", "assemble_turn", "call",
-    "call_tool", "compact_event", "conversation_steps", "failure_cases", "lesson_model",
-    "load_recording", "recording_path", "run_attempt", "run_case", "run_checks", "run_lesson",
-    "sample_copy", "save_recording", "serve_recording", "tool_message",
+    "AnthropicModel",
+    "OpenAIModel",
+    "ProviderError",
+    "EVENT_TYPES",
+    "MAX_TURNS",
+    "REPAIR_TASK",
+    "SOURCE_FILE",
+    "STOP_REASONS",
+    "SYSTEM_PROMPT",
+    "TEST_FILE",
+    "Chat",
+    "Checks",
+    "file_sha256",
+    "time_spans",
+    "time_totals",
+    "ChunkStepper",
+    "ConversationView",
+    "LessonError",
+    "LessonRun",
+    "OllamaError",
+    "OllamaModel",
+    "PlannedTurn",
+    "RecordingError",
+    "RepoTools",
+    "ReplayError",
+    "ReplayModel",
+    "ScriptedChat",
+    "Tools",
+    "Turn",
+    "TurnAssembler",
+    "TurnSteps",
+    "agent_events",
+    "assemble_turn",
+    "call",
+    "call_tool",
+    "compact_event",
+    "conversation_steps",
+    "failure_cases",
+    "lesson_model",
+    "load_recording",
+    "recording_path",
+    "run_attempt",
+    "run_case",
+    "run_checks",
+    "run_lesson",
+    "sample_copy",
+    "save_recording",
+    "serve_recording",
+    "tool_message",
     # lessons 07 and 08
-    "Answers", "ApprovalPanel", "BUDGET_TASK", "Budget", "BudgetTable", "Gate", "Policy",
-    "SHELL_TASK", "ShellTools", "allow", "ask", "check_command", "commands_in", "compact",
-    "deny", "head_and_tail", "in_worker", "measure", "order_problems", "recorded_answers",
-    "replay_harness", "request_sizes", "run_command",
+    "Answers",
+    "ApprovalPanel",
+    "BUDGET_TASK",
+    "Budget",
+    "BudgetTable",
+    "Gate",
+    "Policy",
+    "SHELL_TASK",
+    "ShellTools",
+    "allow",
+    "ask",
+    "check_command",
+    "commands_in",
+    "compact",
+    "deny",
+    "head_and_tail",
+    "in_worker",
+    "measure",
+    "order_problems",
+    "recorded_answers",
+    "replay_harness",
+    "request_sizes",
+    "run_command",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with
 #: its SDK and HTTP client).
-_ON_FIRST_USE = {"ChunkStepper": ".lessons.widgets", "ConversationView": ".lessons.widgets",
-                 "ApprovalPanel": ".lessons.gate_widget", "in_worker": ".lessons.gate_widget",
-                 "OllamaModel": ".models.ollama_model", "OpenAIModel": ".models.openai_model",
-                 "AnthropicModel": ".models.anthropic_model"}
+_ON_FIRST_USE = {
+    "ChunkStepper": ".lessons.widgets",
+    "ConversationView": ".lessons.widgets",
+    "ApprovalPanel": ".lessons.gate_widget",
+    "in_worker": ".lessons.gate_widget",
+    "OllamaModel": ".models.ollama_model",
+    "OpenAIModel": ".models.openai_model",
+    "AnthropicModel": ".models.anthropic_model",
+}
 
 
 def __getattr__(name):
     if name in _ON_FIRST_USE:
         from importlib import import_module
+
         return getattr(import_module(_ON_FIRST_USE[name], __name__), name)
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

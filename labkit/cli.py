@@ -10,83 +10,152 @@ import sys
 import threading
 from pathlib import Path
 
-from .grading.edition import add_arguments as lessons_arguments, write_lessons
+from .grading.edition import add_arguments as lessons_arguments
+from .grading.edition import write_lessons
 from .harness.loop import positive_int
+from .lessons.trace import event_line
 from .models.errors import OllamaError, ProviderError
 from .models.replay import ReplayModel
 from .models.server import serve_recording
 from .recording.attempt import run_attempt
-from .lessons.trace import event_line
+from .recording.format import (
+    RecordingError,
+    compact_event,
+    load_recording,
+    save_recording,
+    timestamp,
+)
 from .recording.setup import replay_harness
-from .recording.format import (RecordingError, compact_event, load_recording, save_recording,
-                               timestamp)
-from .settings import (DEFAULT_BASE_URLS, DEFAULT_HOST, DEFAULT_MAX_TURNS, DEFAULT_MODELS,
-                       MY_RECORDINGS, PROVIDERS)
+from .settings import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_HOST,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_MODELS,
+    MY_RECORDINGS,
+    PROVIDERS,
+)
 
 MODEL_ERRORS = (OllamaError, ProviderError)  # a live model's errors, each saying what to do
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m labkit",
-        description="Tools of the 'Build a coding-agent loop' course.")
+        prog="python -m labkit", description="Tools of the 'Build a coding-agent loop' course."
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     replay = commands.add_parser(
-        "replay", help="replay a recording through the loop on a fresh copy of the sample",
+        "replay",
+        help="replay a recording through the loop on a fresh copy of the sample",
         description="Feed a recording's chunks to the agent loop, with the real tools and "
-                    "tests on a fresh copy of sample_repo/, and print a trace. Exits 0 when "
-                    "the replay matched the recording.")
+        "tests on a fresh copy of sample_repo/, and print a trace. Exits 0 when "
+        "the replay matched the recording.",
+    )
     _replay_options(replay)
-    replay.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
-                        help="model-request budget (default: the recording's own)")
+    replay.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="model-request budget (default: the recording's own)",
+    )
     serve = commands.add_parser(
-        "serve", help="serve a recording over its API (Ollama's, OpenAI's or Anthropic's) "
-                      "on 127.0.0.1",
+        "serve",
+        help="serve a recording over its API (Ollama's, OpenAI's or Anthropic's) on 127.0.0.1",
         description="Answer chat requests from a recording, one recorded turn per request, "
-                    "over the API it was recorded in (Ollama's, OpenAI's Chat Completions or "
-                    "Anthropic's Messages), so the real SDK runs offline. It says it is a "
-                    "replay server, never a model. Ctrl-C stops it.")
+        "over the API it was recorded in (Ollama's, OpenAI's Chat Completions or "
+        "Anthropic's Messages), so the real SDK runs offline. It says it is a "
+        "replay server, never a model. Ctrl-C stops it.",
+    )
     _replay_options(serve)
-    serve.add_argument("--port", type=_port, default=0, metavar="N",
-                       help="port to listen on (default: a free one, printed at start)")
+    serve.add_argument(
+        "--port",
+        type=_port,
+        default=0,
+        metavar="N",
+        help="port to listen on (default: a free one, printed at start)",
+    )
     record = commands.add_parser(
-        "record", help="run the loop live (Ollama, an OpenAI-compatible server, Anthropic) "
-                       "and save the attempt as a recording",
+        "record",
+        help="run the loop live (Ollama, an OpenAI-compatible server, Anthropic) "
+        "and save the attempt as a recording",
         description="Check a fresh copy of sample_repo/, run the loop live, check again, and "
-                    "save the attempt as a recording that says which provider, server and "
-                    "model wrote it. A run that ends in a model error, or that you interrupt, "
-                    "writes nothing. API keys are read from OPENAI_API_KEY or "
-                    "ANTHROPIC_API_KEY, never from the command line, and never saved.")
-    record.add_argument("--provider", choices=PROVIDERS, default="ollama",
-                        help="the API the server speaks (default: ollama); openai is any "
-                             "OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, "
-                             "Ollama's /v1")
-    record.add_argument("--model", default=None, metavar="NAME",
-                        help="the model (default: the provider's: " + ", ".join(
-                            f"{p} {m}" for p, m in DEFAULT_MODELS.items()) + ")")
-    record.add_argument("--host", default=None, metavar="URL",
-                        help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})")
-    record.add_argument("--base-url", default=None, metavar="URL",
-                        help="OpenAI-compatible or Anthropic server (default: $OPENAI_BASE_URL "
-                             f"or $ANTHROPIC_BASE_URL, else {' or '.join(DEFAULT_BASE_URLS.values())}"
-                             "), e.g. http://127.0.0.1:1234/v1")
-    record.add_argument("--no-stream", action="store_true",
-                        help="ask an OpenAI-compatible server for whole replies, for servers "
-                             "that cannot stream tool calls")
-    record.add_argument("--max-turns", type=_positive_int, default=DEFAULT_MAX_TURNS, metavar="N",
-                        help=f"model-request budget (default: {DEFAULT_MAX_TURNS})")
-    record.add_argument("--output", default=None, metavar="PATH",
-                        help="where to save it (default: recordings/mine/TAG-TIME.json); "
-                             "an existing file is never overwritten")
-    record.add_argument("--about", type=_fact, action="append", default=[], metavar="KEY=VALUE",
-                        help="a fact about the server or model that it cannot report itself "
-                             "(its software and version, the model file and its sha256), saved "
-                             "in the recording's provenance under 'declared'; repeatable")
-    lessons_arguments(commands.add_parser(
-        "lessons", help="write the lessons into a folder of yours, never overwriting one"))
+        "save the attempt as a recording that says which provider, server and "
+        "model wrote it. A run that ends in a model error, or that you interrupt, "
+        "writes nothing. API keys are read from OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY, never from the command line, and never saved.",
+    )
+    record.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default="ollama",
+        help="the API the server speaks (default: ollama); openai is any "
+        "OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, "
+        "Ollama's /v1",
+    )
+    record.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME",
+        help="the model (default: the provider's: "
+        + ", ".join(f"{p} {m}" for p, m in DEFAULT_MODELS.items())
+        + ")",
+    )
+    record.add_argument(
+        "--host",
+        default=None,
+        metavar="URL",
+        help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})",
+    )
+    record.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible or Anthropic server (default: $OPENAI_BASE_URL "
+        f"or $ANTHROPIC_BASE_URL, else {' or '.join(DEFAULT_BASE_URLS.values())}"
+        "), e.g. http://127.0.0.1:1234/v1",
+    )
+    record.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="ask an OpenAI-compatible server for whole replies, for servers "
+        "that cannot stream tool calls",
+    )
+    record.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        default=DEFAULT_MAX_TURNS,
+        metavar="N",
+        help=f"model-request budget (default: {DEFAULT_MAX_TURNS})",
+    )
+    record.add_argument(
+        "--output",
+        default=None,
+        metavar="PATH",
+        help="where to save it (default: recordings/mine/TAG-TIME.json); "
+        "an existing file is never overwritten",
+    )
+    record.add_argument(
+        "--about",
+        type=_fact,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a fact about the server or model that it cannot report itself "
+        "(its software and version, the model file and its sha256), saved "
+        "in the recording's provenance under 'declared'; repeatable",
+    )
+    lessons_arguments(
+        commands.add_parser(
+            "lessons", help="write the lessons into a folder of yours, never overwriting one"
+        )
+    )
     args = parser.parse_args(argv)
-    commands = {"replay": replay_command, "serve": serve_command, "record": record_command,
-                "lessons": write_lessons}
+    commands = {
+        "replay": replay_command,
+        "serve": serve_command,
+        "record": record_command,
+        "lessons": write_lessons,
+    }
     return commands[args.command](args)
 
 
@@ -98,14 +167,23 @@ def replay_command(args) -> int:
         return 2
     max_turns = args.max_turns or recording["max_turns"]
     source = recording["provenance"]["source"]
-    print(f"Replaying {args.recording} ({source}) on a fresh copy of sample_repo, "
-          f"max_turns={max_turns}")
+    print(
+        f"Replaying {args.recording} ({source}) on a fresh copy of sample_repo, "
+        f"max_turns={max_turns}"
+    )
     model = ReplayModel(recording, strict=not args.loose, speed=args.speed)
-    replayed, events = run_attempt(model, provenance=recording["provenance"],
-                                   task=recording["task"], max_turns=max_turns,
-                                   on_event=print_progress, **replay_harness(recording))
+    replayed, events = run_attempt(
+        model,
+        provenance=recording["provenance"],
+        task=recording["task"],
+        max_turns=max_turns,
+        on_event=print_progress,
+        **replay_harness(recording),
+    )
     print_test_file_line(replayed)
-    problem = replay_difference(recording, replayed, events, compare_outcome=max_turns == recording["max_turns"])
+    problem = replay_difference(
+        recording, replayed, events, compare_outcome=max_turns == recording["max_turns"]
+    )
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")
     return 0 if problem is None else 1
 
@@ -118,31 +196,48 @@ def replay_difference(recording: dict, replayed: dict, events: list, *, compare_
     if not compare_outcome:
         return None
     if [compact_event(e) for e in events] != recording["events"]:
-        first = next(i for i, (a, b) in enumerate(zip(replayed["events"] + [None],
-                                                      recording["events"] + [None])) if a != b)
+        first = next(
+            i
+            for i, (a, b) in enumerate(
+                zip(replayed["events"] + [None], recording["events"] + [None])
+            )
+            if a != b
+        )
         return f"event {first} differs from the recorded one"
     if replayed["checks"]["after"] != recording["checks"]["after"]:
-        return f"final tests {replayed['checks']['after']} differ from {recording['checks']['after']}"
+        return (
+            f"final tests {replayed['checks']['after']} differ from {recording['checks']['after']}"
+        )
     return None
 
 
 def serve_command(args) -> int:
     try:
-        server = serve_recording(args.recording, port=args.port, strict=not args.loose,
-                                 speed=args.speed, log=lambda line: print(line, flush=True))
+        server = serve_recording(
+            args.recording,
+            port=args.port,
+            strict=not args.loose,
+            speed=args.speed,
+            log=lambda line: print(line, flush=True),
+        )
     except RecordingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: cannot listen on 127.0.0.1 port {args.port} ({exc.strerror or exc}); "
-              "choose another --port", file=sys.stderr)
+        print(
+            f"error: cannot listen on 127.0.0.1 port {args.port} ({exc.strerror or exc}); "
+            "choose another --port",
+            file=sys.stderr,
+        )
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop as cleanly as on Ctrl-C
     with server:
         identity = server.identity
-        print(f"Serving {args.recording} ({identity['provenance']['source']}, "
-              f"{identity['turns']} turns, {identity['wire_format']} API) at {server.url}: a "
-              "replay, not a live model.")
+        print(
+            f"Serving {args.recording} ({identity['provenance']['source']}, "
+            f"{identity['turns']} turns, {identity['wire_format']} API) at {server.url}: a "
+            "replay, not a live model."
+        )
         print(f"Use it as {SERVED_AS[identity['wire_format']].format(url=server.url)}")
         print("Press Ctrl-C to stop.", flush=True)
         try:
@@ -155,7 +250,7 @@ def serve_command(args) -> int:
 SERVED_AS = {
     "ollama": "an Ollama server: OLLAMA_HOST={url} python -m labkit record",
     "openai": "an OpenAI-compatible server: python -m labkit record --provider openai "
-              "--base-url {url}/v1",
+    "--base-url {url}/v1",
     "anthropic": "Anthropic's API: python -m labkit record --provider anthropic --base-url {url}",
 }
 
@@ -164,28 +259,35 @@ def live_model(args):
     """The live model ``record`` asked for (ValueError or a model error if it cannot be made)."""
     model = args.model or DEFAULT_MODELS[args.provider]
     if args.provider == "ollama" and args.base_url:
-        raise ValueError("--base-url is for --provider openai or anthropic; give Ollama's "
-                         "address with --host")
+        raise ValueError(
+            "--base-url is for --provider openai or anthropic; give Ollama's address with --host"
+        )
     if args.provider != "ollama" and args.host:
-        raise ValueError(f"--host is Ollama's address; give the {args.provider} server's with "
-                         "--base-url")
+        raise ValueError(
+            f"--host is Ollama's address; give the {args.provider} server's with --base-url"
+        )
     if args.provider != "openai" and args.no_stream:
         raise ValueError("--no-stream is for --provider openai")
     if args.provider == "ollama":  # each SDK is imported only when its model is asked for
         from .models.ollama_model import OllamaModel
+
         return OllamaModel(model, args.host)
     if args.provider == "openai":
         from .models.openai_model import OpenAIModel
+
         return OpenAIModel(model, base_url=args.base_url, stream=not args.no_stream)
     from .models.anthropic_model import AnthropicModel
+
     return AnthropicModel(model, base_url=args.base_url)
 
 
 def record_command(args) -> int:
     output = Path(args.output) if args.output else None
     if output and output.exists():
-        print(f"error: {output} exists; recordings are never overwritten: choose another "
-              "--output", file=sys.stderr)
+        print(
+            f"error: {output} exists; recordings are never overwritten: choose another --output",
+            file=sys.stderr,
+        )
         return 2
     try:
         declared = declared_facts(args.about)
@@ -207,25 +309,30 @@ def record_command(args) -> int:
         replayed = provenance.get("replayed_from")
         where = getattr(model, "base_url", None) or model.host
         if replayed:
-            print(f"Note: {where} is a labkit replay server serving {replayed['recording']} "
-                  f"({provenance['source']}); the recording will say it was replayed, not "
-                  f"written by {model.model}.")
+            print(
+                f"Note: {where} is a labkit replay server serving {replayed['recording']} "
+                f"({provenance['source']}); the recording will say it was replayed, not "
+                f"written by {model.model}."
+            )
         elif args.provider == "ollama":
-            print(f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
-                  f"{provenance['server_version']} at {model.host}")
+            print(
+                f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
+                f"{provenance['server_version']} at {model.host}"
+            )
         else:
             print(f"Model {model.model} on the {args.provider} server at {model.host}")
         print(f"Recording an attempt on a fresh copy of sample_repo, max_turns={args.max_turns}")
         interrupted = []
 
         def on_interrupt(signum, frame):  # remembered: the SDK may turn the interrupt into
-            interrupted.append(signum)    # an error that ends the run as a model_error
+            interrupted.append(signum)  # an error that ends the run as a model_error
             raise KeyboardInterrupt
 
         previous = signal.signal(signal.SIGINT, on_interrupt)
         try:
-            recording, events = run_attempt(model, provenance=provenance,
-                                            max_turns=args.max_turns, on_event=LiveProgress())
+            recording, events = run_attempt(
+                model, provenance=provenance, max_turns=args.max_turns, on_event=LiveProgress()
+            )
         except KeyboardInterrupt:
             interrupted.append(signal.SIGINT)
         finally:
@@ -236,16 +343,22 @@ def record_command(args) -> int:
     print_test_file_line(recording)
     stop = events[-1]
     if stop["reason"] == "model_error":
-        print(f"No recording written: the model call failed, so this is not a whole attempt. "
-              f"{stop['error']}", file=sys.stderr)
+        print(
+            f"No recording written: the model call failed, so this is not a whole attempt. "
+            f"{stop['error']}",
+            file=sys.stderr,
+        )
         return 1
     if args.provider != "ollama" and not recording["provenance"].get("replayed_from"):
         from .models.provider import reported_in_replies
+
         recording["provenance"]["server_reported"]["in_replies"] = reported_in_replies(recording)
     save_recording(recording, output)
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
-    print(f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
-          f"Replay it: python -m labkit replay {output}")
+    print(
+        f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
+        f"Replay it: python -m labkit replay {output}"
+    )
     return 0
 
 
@@ -266,8 +379,11 @@ class LiveProgress:
             print()
             self.streaming = False
         if event["type"] == "model_start":
-            print(f"  turn {event['turn']}: sent {len(event['messages'])} messages, waiting "
-                  "for the reply...", flush=True)
+            print(
+                f"  turn {event['turn']}: sent {len(event['messages'])} messages, waiting "
+                "for the reply...",
+                flush=True,
+            )
         print_progress(event)
 
 
@@ -302,20 +418,30 @@ def checks_line(when: str, checks) -> str:
 
 def _replay_options(command) -> None:
     """What replaying a recording needs, in process or served: the file, strictness, pace."""
-    command.add_argument("recording", help="a recording: its path, or the name of one of the "
-                                           "course's, e.g. repair.json (or repair)")
-    command.add_argument("--loose", action="store_true",
-                         help="do not compare each request with the recorded one")
-    command.add_argument("--speed", type=float, default=None, metavar="X",
-                         help="pace the chunks at X times their recorded speed "
-                              "(default: no pacing)")
+    command.add_argument(
+        "recording",
+        help="a recording: its path, or the name of one of the "
+        "course's, e.g. repair.json (or repair)",
+    )
+    command.add_argument(
+        "--loose", action="store_true", help="do not compare each request with the recorded one"
+    )
+    command.add_argument(
+        "--speed",
+        type=float,
+        default=None,
+        metavar="X",
+        help="pace the chunks at X times their recorded speed (default: no pacing)",
+    )
 
 
 def _fact(text: str) -> tuple:
     key, sep, value = text.partition("=")
     if not (sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key) and value.strip()):
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (a key of letters, digits "
-                                         "and _, then a value), e.g. model_sha256=a5fd3b...")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not KEY=VALUE (a key of letters, digits "
+            "and _, then a value), e.g. model_sha256=a5fd3b..."
+        )
     return key, value.strip()
 
 

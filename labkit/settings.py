@@ -25,14 +25,26 @@ from .harness.tools import TEST_TIMEOUT  # noqa: F401
 DEFAULT_MODEL = "gemma4:e2b"  # the Ollama tag the lessons and `record` use live
 #: The model each provider uses when none is named. For an OpenAI-compatible server of your
 #: own (LM Studio, llama.cpp's server, vLLM, Ollama's /v1), name the model it serves.
-DEFAULT_MODELS = {"ollama": DEFAULT_MODEL, "openai": "gpt-4.1-mini", "anthropic": "claude-haiku-4-5"}
+DEFAULT_MODELS = {
+    "ollama": DEFAULT_MODEL,
+    "openai": "gpt-4.1-mini",
+    "anthropic": "claude-haiku-4-5",
+}
 PROVIDERS = tuple(DEFAULT_MODELS)
 #: Where each provider's API is when no address is given (argument, else its variable).
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
 #: The course's recorded repair, in each provider's wire format (replay mode's default).
-PROVIDER_RECORDINGS = {"ollama": "repair.json", "openai": "repair_openai.json",
-                       "anthropic": "repair_anthropic.json"}
-DEFAULT_HOST = "http://127.0.0.1:11434"  # Ollama's address when neither argument nor OLLAMA_HOST says
+PROVIDER_RECORDINGS = {
+    "ollama": "repair.json",
+    "openai": "repair_openai.json",
+    "anthropic": "repair_anthropic.json",
+}
+DEFAULT_HOST = (
+    "http://127.0.0.1:11434"  # Ollama's address when neither argument nor OLLAMA_HOST says
+)
 REQUEST_TIMEOUT = 120.0  # seconds the SDK waits to connect, or for the next piece of a reply
 #: Sampling options: deterministic as far as Ollama allows, and room for the whole task.
 OLLAMA_OPTIONS = {"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048}
@@ -53,8 +65,10 @@ def package_folder(*parts: str) -> Path:
         place = place.joinpath(part)
     folder = Path(str(place)).resolve()
     if not folder.is_dir():
-        raise RuntimeError(f"labkit is installed without its {'/'.join(parts)} folder ({folder}); "
-                           "reinstall it: `make setup` in a clone, else `pip install labkit`")
+        raise RuntimeError(
+            f"labkit is installed without its {'/'.join(parts)} folder ({folder}); "
+            "reinstall it: `make setup` in a clone, else `pip install labkit`"
+        )
     return folder
 
 

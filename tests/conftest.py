@@ -21,9 +21,14 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent  # the checkout these tests
 
 
 def _sample_digest():
-    files = sorted(p for p in SAMPLE_DIR.rglob("*")
-                   if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts)
-    return {str(p.relative_to(SAMPLE_DIR)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    files = sorted(
+        p
+        for p in SAMPLE_DIR.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and ".pytest_cache" not in p.parts
+    )
+    return {
+        str(p.relative_to(SAMPLE_DIR)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files
+    }
 
 
 #: The files that take longest, longest first (``make test`` keeps this order for
@@ -31,12 +36,21 @@ def _sample_digest():
 #: the browser test start at once, on workers of their own, and the short files come last,
 #: so the workers finish together instead of one long file running alone at the end (the
 #: timeouts of test_test_run_faults.py among them: it waits more than it computes).
-LONGEST_FIRST = ("grading/test_student_edition.py", "browser/test_lessons_in_jupyterlab.py",
-                 "test_package.py", "grading/test_exercises.py", "lessons/test_notebooks_papermill.py",
-                 "recording/test_recordings.py", "safety/test_test_run_faults.py",
-                 "recording/test_provider_recorder.py", "models/test_provider_models.py",
-                 "models/test_ollama_model.py", "recording/test_recorder.py",
-                 "safety/test_shell_and_gate.py", "safety/test_stream_properties.py")
+LONGEST_FIRST = (
+    "grading/test_student_edition.py",
+    "browser/test_lessons_in_jupyterlab.py",
+    "test_package.py",
+    "grading/test_exercises.py",
+    "lessons/test_notebooks_papermill.py",
+    "recording/test_recordings.py",
+    "safety/test_test_run_faults.py",
+    "recording/test_provider_recorder.py",
+    "models/test_provider_models.py",
+    "models/test_ollama_model.py",
+    "recording/test_recorder.py",
+    "safety/test_shell_and_gate.py",
+    "safety/test_stream_properties.py",
+)
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: how many workers `-n auto` starts
@@ -67,7 +81,7 @@ def sample_is_never_changed():
 
 
 SAFETY_TALLY = Counter()  # what the safety suite (tests/safety/) tried in this run
-SAFETY_NOTES = []         # measurements worth reading, e.g. how long a hung test run took to stop
+SAFETY_NOTES = []  # measurements worth reading, e.g. how long a hung test run took to stop
 
 
 @pytest.fixture(scope="session")
@@ -188,6 +202,7 @@ def wait_until(condition, timeout=10.0):
 @pytest.fixture(scope="session")
 def repair_recording():
     from labkit import load_recording
+
     return load_recording(PROJECT_DIR / "recordings" / "repair.json")
 
 
@@ -195,9 +210,16 @@ def repair_recording():
 def repair_events(repair_recording):
     """The full loop events (with message snapshots) of a strict replay of repair.json."""
     from labkit import ReplayModel, RepoTools, agent_events, sample_copy
+
     with sample_copy() as root:
-        return list(agent_events(ReplayModel(repair_recording), RepoTools(root),
-                                 repair_recording["task"], max_turns=repair_recording["max_turns"]))
+        return list(
+            agent_events(
+                ReplayModel(repair_recording),
+                RepoTools(root),
+                repair_recording["task"],
+                max_turns=repair_recording["max_turns"],
+            )
+        )
 
 
 def replayed_events(name):
@@ -205,10 +227,15 @@ def replayed_events(name):
     was recorded with (tools, gate answered as recorded, budget)."""
     from labkit import ReplayModel, load_recording, run_attempt
     from labkit.recording import replay_harness
+
     recording = load_recording(PROJECT_DIR / "recordings" / f"{name}.json")
-    _, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
-                            task=recording["task"], max_turns=recording["max_turns"],
-                            **replay_harness(recording))
+    _, events = run_attempt(
+        ReplayModel(recording),
+        provenance=recording["provenance"],
+        task=recording["task"],
+        max_turns=recording["max_turns"],
+        **replay_harness(recording),
+    )
     return events
 
 
@@ -255,18 +282,24 @@ def texts_with_class(html, css_class):
 def assert_time_grows_in_step(seconds_for, small=10_000, large=160_000):
     """Fail unless the least CPU time of 3 runs of ``seconds_for(n)`` (a function timing some
     work on n fragments and returning the seconds) grows at most 2.5 times faster than n."""
+
     def best(n):
         return min(seconds_for(n) for _ in range(3))
+
     short, long = best(small), best(large)
     assert long < large / small * 2.5 * max(short, 1e-3), (short, long)
 
 
 # --- A lesson's parameters, and the ones that run it live against its recording ----------
 
+
 def parameters_of(notebook) -> dict:
     """The lesson's default parameters, read from its tagged cell."""
-    cell = next(c for c in nbformat.read(notebook, as_version=4).cells
-                if "parameters" in c.metadata.get("tags", []))
+    cell = next(
+        c
+        for c in nbformat.read(notebook, as_version=4).cells
+        if "parameters" in c.metadata.get("tags", [])
+    )
     values = {}
     exec(cell.source, {}, values)
     return values
@@ -281,6 +314,9 @@ def lesson_recording(parameters) -> dict:
 def live_parameters(parameters, server_url) -> dict:
     """What runs a lesson in live mode through the SDK against ``server_url`` (a replay
     server of its recording), unattended: a gate that asks a person gets the recorded answers."""
-    answers = ({"ANSWERS": recorded_answers(lesson_recording(parameters))}
-               if "ANSWERS" in parameters else {})
+    answers = (
+        {"ANSWERS": recorded_answers(lesson_recording(parameters))}
+        if "ANSWERS" in parameters
+        else {}
+    )
     return {"MODE": "live", "OLLAMA_HOST": server_url, **answers}

@@ -23,7 +23,7 @@ def pins(path: Path) -> dict:
         if not line:
             continue
         requirement = Requirement(line)
-        spec, = requirement.specifier  # exactly one specifier: an exact pin
+        (spec,) = requirement.specifier  # exactly one specifier: an exact pin
         assert spec.operator == "==" and not requirement.marker, line
         found[requirement.name.lower().replace("_", "-")] = spec.version
     return found
@@ -48,9 +48,14 @@ def test_post_build_installs_labkit_and_writes_the_lesson_the_launch_link_opens(
     assert check.returncode == 0, check.stderr  # bash can parse it
     lines = [line.strip() for line in script.read_text().splitlines()]
     assert "set -euo pipefail" in lines  # a failed step fails the image build
-    assert any(re.match(r"python -m pip install --no-deps .*\"\$scratch\"$", line) for line in lines)
-    folder = next(re.fullmatch(r"python -m labkit lessons (\S+)", line).group(1)
-                  for line in lines if line.startswith("python -m labkit lessons"))
+    assert any(
+        re.match(r"python -m pip install --no-deps .*\"\$scratch\"$", line) for line in lines
+    )
+    folder = next(
+        re.fullmatch(r"python -m labkit lessons (\S+)", line).group(1)
+        for line in lines
+        if line.startswith("python -m labkit lessons")
+    )
     readme = (ROOT / "README.md").read_text()
     links = re.findall(r"https://mybinder\.org/v2/gh/[^)\s]+", readme)
     assert links, "README.md has no Binder launch link"

@@ -5,8 +5,13 @@ from conftest import PROJECT_DIR
 
 
 def labkit(*args):
-    return subprocess.run([sys.executable, "-m", "labkit", *args], cwd=PROJECT_DIR,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "labkit", *args],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_replay_prints_the_trace_and_exits_zero():
@@ -20,7 +25,12 @@ def test_replay_prints_the_trace_and_exits_zero():
     assert '-> {"path": "path_rules.py", "replaced": 1}' in out
     assert "Stopped: assistant_finished after 5 model turns and 4 tool calls" in out
     assert "Tests after: 4 passed (exit code 0)" in out
-    assert out.index("Tests before") < out.index("turn 1") < out.index("Stopped") < out.index("Tests after")
+    assert (
+        out.index("Tests before")
+        < out.index("turn 1")
+        < out.index("Stopped")
+        < out.index("Tests after")
+    )
     assert "Replay matches the recording." in out
 
 

@@ -30,16 +30,20 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"sample_repo": "labkit/harness/sample_repo", "recordings": "labkit/course/recordings",
-           "notebooks": "labkit/course/notebooks"}
+FOLDERS = {
+    "sample_repo": "labkit/harness/sample_repo",
+    "recordings": "labkit/course/recordings",
+    "notebooks": "labkit/course/notebooks",
+}
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
 SOURCES = ("labkit", "sample_repo", "recordings", "notebooks", "pyproject.toml", "README.md")
 
 
 def course_files(folder: str) -> set:
     """The course's files in one top-level folder of the clone, as git tracks them."""
-    listed = subprocess.run(["git", "ls-files", folder], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "ls-files", folder], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     return {str(Path(name).relative_to(folder)) for name in listed}
 
 
@@ -52,8 +56,14 @@ class Installed:
 
     def run(self, *args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
         env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-        return subprocess.run([str(self.python), *args], cwd=cwd or self.outside, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(self.python), *args],
+            cwd=cwd or self.outside,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -62,22 +72,61 @@ def installed(tmp_path_factory) -> Installed:
     source = base / "source"  # a copy, so no build/ folder of the clone leaks stale files in
     for name in SOURCES:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
-        copy(ROOT / name, source / name, **({"ignore": shutil.ignore_patterns(
-            "__pycache__", ".pytest_cache", "mine")} if (ROOT / name).is_dir() else {}))
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                            "--wheel-dir", str(base / "dist"),
-                            str(source)], capture_output=True, text=True, timeout=300)
+        copy(
+            ROOT / name,
+            source / name,
+            **(
+                {"ignore": shutil.ignore_patterns("__pycache__", ".pytest_cache", "mine")}
+                if (ROOT / name).is_dir()
+                else {}
+            ),
+        )
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--wheel-dir",
+            str(base / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
-    wheel, = (base / "dist").glob("labkit-*.whl")
+    (wheel,) = (base / "dist").glob("labkit-*.whl")
     venv.create(base / "venv", with_pip=False)
     python = base / "venv" / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
-                                "('purelib'))"], capture_output=True, text=True,
-                               check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "pinned_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                              "--no-index", "--target", str(site), str(wheel)],
-                             capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stdout + install.stderr
     outside = base / "elsewhere"
     outside.mkdir()
@@ -87,7 +136,7 @@ def installed(tmp_path_factory) -> Installed:
 def test_the_wheel_carries_the_sample_the_recordings_and_the_lessons(installed):
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     for folder, packaged in FOLDERS.items():
-        shipped = {name[len(packaged) + 1:] for name in names if name.startswith(packaged + "/")}
+        shipped = {name[len(packaged) + 1 :] for name in names if name.startswith(packaged + "/")}
         assert shipped == course_files(folder), folder
     assert not [name for name in names if "__pycache__" in name or "/mine/" in name]
 
@@ -98,37 +147,50 @@ def test_the_editable_install_finds_the_same_folders_in_the_clone():
     assert settings.SAMPLE_DIR == ROOT / "sample_repo"
     assert settings.RECORDINGS_DIR == ROOT / "recordings"
     assert settings.NOTEBOOKS_DIR == ROOT / "notebooks"
-    assert files("labkit").joinpath("course", "recordings", "repair.json").read_bytes() == \
-        (ROOT / "recordings" / "repair.json").read_bytes()
-    assert files("labkit.harness").joinpath("sample_repo", "path_rules.py").read_bytes() == \
-        (ROOT / "sample_repo" / "path_rules.py").read_bytes()
+    assert (
+        files("labkit").joinpath("course", "recordings", "repair.json").read_bytes()
+        == (ROOT / "recordings" / "repair.json").read_bytes()
+    )
+    assert (
+        files("labkit.harness").joinpath("sample_repo", "path_rules.py").read_bytes()
+        == (ROOT / "sample_repo" / "path_rules.py").read_bytes()
+    )
 
 
 def test_the_installed_labkit_finds_its_data_and_never_the_clone(installed):
-    probe = installed.run("-c", "import json, sys, labkit\n"
-                          "from importlib.resources import files\n"
-                          "from labkit import settings\n"
-                          "print(json.dumps({'labkit': labkit.__file__, 'path': sys.path,\n"
-                          " 'finders': [repr(finder) for finder in sys.meta_path],\n"
-                          " 'folders': [str(settings.SAMPLE_DIR), str(settings.RECORDINGS_DIR),"
-                          " str(settings.NOTEBOOKS_DIR)],\n"
-                          " 'repair': files('labkit').joinpath('course', 'recordings', 'repair.json')"
-                          ".read_text()}))")
+    probe = installed.run(
+        "-c",
+        "import json, sys, labkit\n"
+        "from importlib.resources import files\n"
+        "from labkit import settings\n"
+        "print(json.dumps({'labkit': labkit.__file__, 'path': sys.path,\n"
+        " 'finders': [repr(finder) for finder in sys.meta_path],\n"
+        " 'folders': [str(settings.SAMPLE_DIR), str(settings.RECORDINGS_DIR),"
+        " str(settings.NOTEBOOKS_DIR)],\n"
+        " 'repair': files('labkit').joinpath('course', 'recordings', 'repair.json')"
+        ".read_text()}))",
+    )
     assert probe.returncode == 0, probe.stderr
     found = json.loads(probe.stdout)
     assert Path(found["labkit"]).is_relative_to(installed.site)
     for folder in found["folders"]:
         assert Path(folder).is_relative_to(installed.site), folder
     pinned = Path(sysconfig.get_path("purelib")).resolve()  # the only folder of the clone seen
-    assert not [entry for entry in found["path"] if entry and Path(entry).resolve()
-                .is_relative_to(ROOT) and Path(entry).resolve() != pinned]
+    assert not [
+        entry
+        for entry in found["path"]
+        if entry and Path(entry).resolve().is_relative_to(ROOT) and Path(entry).resolve() != pinned
+    ]
     assert not [finder for finder in found["finders"] if "editable" in finder.lower()]
     assert found["repair"] == (ROOT / "recordings" / "repair.json").read_text()
 
 
 def digest(folder: Path) -> dict:
-    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouched(installed):
@@ -175,21 +237,37 @@ def lessons(installed):
     folders = {"student": installed.outside / "student", "reference": installed.outside / "ref"}
 
     def write(edition):
-        written = installed.run("-m", "labkit", "lessons", str(folders[edition]),
-                                *(["--reference"] if edition == "reference" else []))
+        written = installed.run(
+            "-m",
+            "labkit",
+            "lessons",
+            str(folders[edition]),
+            *(["--reference"] if edition == "reference" else []),
+        )
         assert written.returncode == 0, written.stdout + written.stderr
         return written
 
     def run_student():
-        ran = installed.run("-c", RUN_LESSONS, *[str(folders["student"] / name)
-                                                 for name in LESSONS], timeout=900)
+        ran = installed.run(
+            "-c", RUN_LESSONS, *[str(folders["student"] / name) for name in LESSONS], timeout=900
+        )
         assert ran.returncode == 0, ran.stderr
 
     def compare_reference():
         report = installed.outside / "nbval.xml"
-        installed.run("-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q",
-                      f"--junitxml={report}", "--rootdir", str(folders["reference"]),
-                      str(folders["reference"]), timeout=900)
+        installed.run(
+            "-m",
+            "pytest",
+            "--nbval",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"--junitxml={report}",
+            "--rootdir",
+            str(folders["reference"]),
+            str(folders["reference"]),
+            timeout=900,
+        )
         return nbval_results(report)
 
     with ThreadPoolExecutor(2) as pool:  # the threads only wait on their processes
@@ -197,8 +275,10 @@ def lessons(installed):
         student, compared = pool.submit(run_student), pool.submit(compare_reference)
         student.result()
         compared = compared.result()
-    executed = {name: nbformat.read(folders["student"] / f"executed_{name}", as_version=4)
-                for name in LESSONS}
+    executed = {
+        name: nbformat.read(folders["student"] / f"executed_{name}", as_version=4)
+        for name in LESSONS
+    }
     return Lessons(folders, written, executed, compared)
 
 
@@ -208,12 +288,20 @@ def nbval_results(report: Path) -> dict:
 
     results = {name: {"passed": 0, "failed": []} for name in LESSONS}
     for case in ElementTree.parse(report).iter("testcase"):
-        name = next((n for n in LESSONS if n.removesuffix(".ipynb") in case.get("classname", "")
-                     + case.get("name", "")), None)
+        name = next(
+            (
+                n
+                for n in LESSONS
+                if n.removesuffix(".ipynb") in case.get("classname", "") + case.get("name", "")
+            ),
+            None,
+        )
         if name is None:
             continue
-        problems = [f"{case.get('name')}: {(p.get('message') or p.text or '')[:500]}"
-                    for p in (*case.iter("failure"), *case.iter("error"))]
+        problems = [
+            f"{case.get('name')}: {(p.get('message') or p.text or '')[:500]}"
+            for p in (*case.iter("failure"), *case.iter("error"))
+        ]
         if problems:
             results[name]["failed"] += problems
         elif not list(case.iter("skipped")):
@@ -234,7 +322,9 @@ def test_lessons_writes_the_student_edition_and_the_reference(lessons):
     folders, written = lessons.folders, lessons.written
     assert written["student"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
     for name in LESSONS:
-        assert (folders["reference"] / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes()
+        assert (folders["reference"] / name).read_bytes() == (
+            ROOT / "notebooks" / name
+        ).read_bytes()
         text = (folders["student"] / name).read_text()
         assert "### BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text, name
 
@@ -250,7 +340,7 @@ def test_lessons_never_overwrites_a_learners_file(installed, lessons):
     (mine / LESSONS[2]).write_text("my own work\n")
     partly = installed.run("-m", "labkit", "lessons", "--reference", str(mine))
     assert partly.returncode == 0, partly.stderr
-    assert f"left your 1 lesson(s) there" in partly.stdout
+    assert "left your 1 lesson(s) there" in partly.stdout
     assert (mine / LESSONS[2]).read_text() == "my own work\n"
     assert sorted(path.name for path in mine.iterdir()) == LESSONS
 
@@ -259,8 +349,11 @@ def test_lessons_never_overwrites_a_learners_file(installed, lessons):
 def test_each_reference_lesson_runs_from_the_wheel_and_shows_its_saved_outputs(lessons, name):
     compared = lessons.compared[name]
     assert compared["failed"] == [], "\n".join(compared["failed"])
-    code = [c for c in nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
-            if c.cell_type == "code"]
+    code = [
+        c
+        for c in nbformat.read(ROOT / "notebooks" / name, as_version=4).cells
+        if c.cell_type == "code"
+    ]
     assert compared["passed"] == len(code), compared  # every cell ran and matched
 
 
@@ -268,8 +361,11 @@ def test_each_reference_lesson_runs_from_the_wheel_and_shows_its_saved_outputs(l
 def test_each_student_lesson_runs_from_the_wheel_up_to_its_first_exercise(lessons, name):
     student = [cell for cell in lessons.student[name].cells if cell.cell_type == "code"]
     answer = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
-    assert all(cell.get("execution_count") and not errors_of(cell)
-               for cell in student[:answer] if cell.source.strip())
+    assert all(
+        cell.get("execution_count") and not errors_of(cell)
+        for cell in student[:answer]
+        if cell.source.strip()
+    )
     # the first exercise, unanswered, stops the run: its answer cell or its test cell
     stopped = errors_of(student[answer]) or errors_of(student[answer + 1])
     assert stopped and "NotImplementedError" in stopped[0]["ename"] + stopped[0]["evalue"]

@@ -41,8 +41,11 @@ def test_the_settings_name_the_harness_limits_without_repeating_them():
 
 def test_every_lesson_takes_its_model_from_the_settings():
     for path in NOTEBOOKS:
-        cell = next(c for c in nbformat.read(path, as_version=4).cells
-                    if "parameters" in c.metadata.get("tags", []))
+        cell = next(
+            c
+            for c in nbformat.read(path, as_version=4).cells
+            if "parameters" in c.metadata.get("tags", [])
+        )
         assert "MODEL = DEFAULT_MODEL" in cell.source, path.name
         values = {}
         exec(cell.source, {}, values)

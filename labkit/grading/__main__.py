@@ -1,7 +1,7 @@
 """``python -m labkit.grading``: check the lessons' nbgrader metadata, or lay out a course.
 
-    python -m labkit.grading check [NOTEBOOK ...]   # default: the course's lessons
-    python -m labkit.grading course DIR [--cell-timeout SECONDS]   # an nbgrader course
+python -m labkit.grading check [NOTEBOOK ...]   # default: the course's lessons
+python -m labkit.grading course DIR [--cell-timeout SECONDS]   # an nbgrader course
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import random
 import re
 import string
 
-from .feedback import Case, check_linear_time, fail, run_cases, show
+from .feedback import Case, check_linear_time, run_cases, show
 from .isolated import same
 
 MARKER = "\n[labkit: {count} characters cut]\n"
@@ -26,6 +26,7 @@ DRAWN = 6
 
 
 # --- Head and tail ---------------------------------------------------------------------------
+
 
 def cut_reference(text: str, limit: int) -> str:
     """The reference: the lesson's rules for a head-and-tail cut."""
@@ -42,8 +43,10 @@ def cut_reference(text: str, limit: int) -> str:
 
 
 #: The same reference as source, for the timing run in a fresh process (no labkit there).
-_CUT_REFERENCE = (f"import re\nMARKER = {MARKER!r}\nOLD_MARKER = re.compile({OLD_MARKER.pattern!r})\n"
-                  + inspect.getsource(cut_reference))
+_CUT_REFERENCE = (
+    f"import re\nMARKER = {MARKER!r}\nOLD_MARKER = re.compile({OLD_MARKER.pattern!r})\n"
+    + inspect.getsource(cut_reference)
+)
 
 
 def _old(count: int, unit: str = "bytes") -> str:
@@ -54,25 +57,57 @@ LOG = "".join(f"line {n}: collected test_{n}\n" for n in range(1, 201))
 CUT_CASES = [
     ("a short text", "only a few words", 60, "a text within the limit comes back as it is"),
     ("a text exactly at the limit", "x" * 80, 80, "at the limit is within the limit"),
-    ("a long text", "A" * 50 + "B" * 900 + "C" * 50, 131,
-     "the marker for 1,000 characters is 31 long, which leaves 100: 50 from each end"),
-    ("an odd room", "0123456789" * 10, 35,
-     "room 5: the head gets 3, the tail 2 (the head gets the extra character)"),
-    ("a test log of 200 lines", LOG, 300,
-     "both ends matter: the first lines say what ran, the last ones how it ended"),
-    ("an earlier marker where the head would end", "a" * 10 + _old(7) + "b" * 200, 60,
-     "the head would end inside the old marker: end the head before the marker, and "
-     "count the marker's characters as cut"),
-    ("an earlier marker where the tail would start", "b" * 200 + _old(7) + "a" * 10, 60,
-     "the tail would start inside the old marker: start the tail after it"),
-    ("an earlier marker inside the kept head", "a" * 5 + _old(7) + "b" * 300, 100,
-     "a marker wholly inside what you keep is kept as it is"),
-    ("characters, not bytes", "é" * 40 + "—" * 40 + "😀" * 40, 60,
-     "len() counts characters: é is one, whatever its bytes"),
+    (
+        "a long text",
+        "A" * 50 + "B" * 900 + "C" * 50,
+        131,
+        "the marker for 1,000 characters is 31 long, which leaves 100: 50 from each end",
+    ),
+    (
+        "an odd room",
+        "0123456789" * 10,
+        35,
+        "room 5: the head gets 3, the tail 2 (the head gets the extra character)",
+    ),
+    (
+        "a test log of 200 lines",
+        LOG,
+        300,
+        "both ends matter: the first lines say what ran, the last ones how it ended",
+    ),
+    (
+        "an earlier marker where the head would end",
+        "a" * 10 + _old(7) + "b" * 200,
+        60,
+        "the head would end inside the old marker: end the head before the marker, and "
+        "count the marker's characters as cut",
+    ),
+    (
+        "an earlier marker where the tail would start",
+        "b" * 200 + _old(7) + "a" * 10,
+        60,
+        "the tail would start inside the old marker: start the tail after it",
+    ),
+    (
+        "an earlier marker inside the kept head",
+        "a" * 5 + _old(7) + "b" * 300,
+        100,
+        "a marker wholly inside what you keep is kept as it is",
+    ),
+    (
+        "characters, not bytes",
+        "é" * 40 + "—" * 40 + "😀" * 40,
+        60,
+        "len() counts characters: é is one, whatever its bytes",
+    ),
 ]
 HIDDEN_CUT_CASES = [
-    ("an earlier marker wholly in the cut", "x" * 200 + _old(123, "characters") + "y" * 200, 90,
-     "a marker inside the part you cut goes with it"),
+    (
+        "an earlier marker wholly in the cut",
+        "x" * 200 + _old(123, "characters") + "y" * 200,
+        90,
+        "a marker inside the part you cut goes with it",
+    ),
     ("one character over", "z" * 101, 100, "one character over the limit is cut like any other"),
 ]
 
@@ -80,39 +115,60 @@ HIDDEN_CUT_CASES = [
 def check_head_and_tail(head_and_tail, *, hidden: bool = False) -> None:
     """``head_and_tail(text, limit)`` keeps both ends around a marker, in linear time."""
     from .checks import _seed, learner_answer
+
     answer = learner_answer(head_and_tail, "head_and_tail")
     listed = CUT_CASES + (HIDDEN_CUT_CASES if hidden else [])
     seed = _seed()
     draw = random.Random(seed)
     drawn = [(f"drawn case {n} (seed {seed})", *_drawn_text(draw), "") for n in range(1, DRAWN + 1)]
-    cases = [Case(label, [text, limit], cut_reference(text, limit), hint=hint,
-                  shown=f"{answer.name}({show(text, 120)}, {limit})")
-             for label, text, limit, hint in listed + drawn]
+    cases = [
+        Case(
+            label,
+            [text, limit],
+            cut_reference(text, limit),
+            hint=hint,
+            shown=f"{answer.name}({show(text, 120)}, {limit})",
+        )
+        for label, text, limit, hint in listed + drawn
+    ]
     run_cases(answer, cases, _cut_problem, what="head_and_tail")
-    inputs = {size: [[_long_text(draw, size), CUT_TIMING["limit"]]
-                     for _ in range(CUT_TIMING["repeats"])] for size in CUT_TIMING["sizes"]}
-    check_linear_time(answer, (_CUT_REFERENCE, "cut_reference"), inputs,
-                      lambda arguments: cut_reference(*arguments), what="texts",
-                      unit="characters", min_seconds=0.005,
-                      hint="work out where the cut goes, then slice once; building the result "
-                           "a character at a time, or slicing the text again at every "
-                           "position, copies it over and over")
+    inputs = {
+        size: [[_long_text(draw, size), CUT_TIMING["limit"]] for _ in range(CUT_TIMING["repeats"])]
+        for size in CUT_TIMING["sizes"]
+    }
+    check_linear_time(
+        answer,
+        (_CUT_REFERENCE, "cut_reference"),
+        inputs,
+        lambda arguments: cut_reference(*arguments),
+        what="texts",
+        unit="characters",
+        min_seconds=0.005,
+        hint="work out where the cut goes, then slice once; building the result "
+        "a character at a time, or slicing the text again at every "
+        "position, copies it over and over",
+    )
 
 
 def _long_text(draw: random.Random, size: int) -> str:
     """A long log-like text of exactly ``size`` characters, different at every draw."""
     lines, length = [], 0
     while length < size:
-        lines.append(f"line {len(lines)}: " + "".join(draw.choices(string.ascii_letters,
-                                                                   k=draw.randrange(5, 40))) + "\n")
+        lines.append(
+            f"line {len(lines)}: "
+            + "".join(draw.choices(string.ascii_letters, k=draw.randrange(5, 40)))
+            + "\n"
+        )
         length += len(lines[-1])
     return "".join(lines)[:size]
 
 
 def _drawn_text(draw: random.Random) -> tuple:
     alphabet = string.ascii_letters + string.digits + "  \n\t.:é—"
-    pieces = ["".join(draw.choices(alphabet, k=draw.randrange(0, 300)))
-              for _ in range(draw.randrange(1, 4))]
+    pieces = [
+        "".join(draw.choices(alphabet, k=draw.randrange(0, 300)))
+        for _ in range(draw.randrange(1, 4))
+    ]
     text = pieces[0]
     for piece in pieces[1:]:
         text += _old(draw.randrange(1, 10**6), draw.choice(["bytes", "characters"])) + piece
@@ -122,8 +178,9 @@ def _drawn_text(draw: random.Random) -> tuple:
 def _cut_problem(got, case, outcome) -> str | None:
     text, limit = case.arguments
     if type(got) is not str:
-        return (f"return the cut text (a str), not {show(got, 80)}"
-                + (": did you forget `return`?" if got is None else ""))
+        return f"return the cut text (a str), not {show(got, 80)}" + (
+            ": did you forget `return`?" if got is None else ""
+        )
     if got == case.expected:
         return None
     if len(text) <= limit:
@@ -134,28 +191,36 @@ def _cut_problem(got, case, outcome) -> str | None:
             return "only the start of the text is kept: keep the end too, around a marker"
         if text.endswith(got):
             return "only the end of the text is kept: keep the start too, around a marker"
-        return ("the result is not the start of the text, then a marker "
-                f"({MARKER.format(count='N')!r}), then the end of the text")
+        return (
+            "the result is not the start of the text, then a marker "
+            f"({MARKER.format(count='N')!r}), then the end of the text"
+        )
     start, end, count = parts
     if count != end - start:
         return f"the marker says {count} characters were cut, but {end - start} were"
     for found in OLD_MARKER.finditer(text):
         if found.start() < start < found.end() or found.start() < end < found.end():
-            return ("your cut splits an earlier marker: move the cut so that the marker is kept "
-                    "whole or cut whole")
+            return (
+                "your cut splits an earlier marker: move the cut so that the marker is kept "
+                "whole or cut whole"
+            )
     if len(got) > limit:
-        return (f"the result has {len(got)} characters, more than the limit {limit}: the marker "
-                "counts too")
-    return (f"the cut keeps characters 0-{start} and {end}-{len(text)}, but the rules keep "
-            "room - room // 2 at the start and room // 2 at the end, with room the limit minus "
-            "the marker as long as it would be for the whole text")
+        return (
+            f"the result has {len(got)} characters, more than the limit {limit}: the marker "
+            "counts too"
+        )
+    return (
+        f"the cut keeps characters 0-{start} and {end}-{len(text)}, but the rules keep "
+        "room - room // 2 at the start and room // 2 at the end, with room the limit minus "
+        "the marker as long as it would be for the whole text"
+    )
 
 
 def _as_cut(got: str, text: str):
     """``(start, end, count)`` when ``got`` is ``text[:start]``, a marker for ``count``,
     ``text[end:]``; None when it is not that shape."""
     for found in NEW_MARKER.finditer(got):
-        head, tail = got[:found.start()], got[found.end():]
+        head, tail = got[: found.start()], got[found.end() :]
         if text.startswith(head) and text.endswith(tail) and len(head) + len(tail) <= len(text):
             return len(head), len(text) - len(tail), int(found.group(1))
     return None
@@ -163,8 +228,10 @@ def _as_cut(got: str, text: str):
 
 # --- Compaction --------------------------------------------------------------------------
 
-NOTE = ('{"note": "compacted: an old tool result was dropped to keep the conversation in '
-        'budget; call the tool again if you need it"}')
+NOTE = (
+    '{"note": "compacted: an old tool result was dropped to keep the conversation in '
+    'budget; call the tool again if you need it"}'
+)
 
 
 def size(messages) -> int:
@@ -190,11 +257,18 @@ def compacted_reference(messages: list, budget: int) -> list:
 def conversation(*turns) -> list:
     """system, user, then per turn an assistant message calling tools and one result each;
     a turn is a list of ``(tool name, result text)``."""
-    messages = [{"role": "system", "content": "You repair a repository through tools."},
-                {"role": "user", "content": "Make the tests pass."}]
+    messages = [
+        {"role": "system", "content": "You repair a repository through tools."},
+        {"role": "user", "content": "Make the tests pass."},
+    ]
     for turn in turns:
-        messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"function": {"name": name, "arguments": {}}} for name, _ in turn]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": name, "arguments": {}}} for name, _ in turn],
+            }
+        )
         messages += [{"role": "tool", "tool_name": name, "content": text} for name, text in turn]
     return messages
 
@@ -206,6 +280,7 @@ def _result(letter: str, n: int) -> str:
 def _recorded_request() -> list:
     """The last request of repair.json, read as plain JSON."""
     from ..settings import RECORDINGS_DIR
+
     recording = json.loads((RECORDINGS_DIR / "repair.json").read_text("utf-8"))
     return recording["turns"][-1]["request"]["messages"]
 
@@ -215,54 +290,115 @@ SHORT = '{"path": "path_rules.py", "replaced": 1}'
 
 def compaction_cases() -> list:
     """(label, messages, budget, hint)"""
-    three = conversation([("read_file", _result("a", 1000))], [("run_tests", _result("b", 1000))],
-                         [("read_file", _result("c", 1000))])
+    three = conversation(
+        [("read_file", _result("a", 1000))],
+        [("run_tests", _result("b", 1000))],
+        [("read_file", _result("c", 1000))],
+    )
     total = size(three)
     return [
-        ("within the budget", three, total,
-         "a conversation within the budget comes back as it is (a new list)"),
-        ("one old result must go", three, total - 500,
-         "the oldest result alone frees enough: stop there"),
+        (
+            "within the budget",
+            three,
+            total,
+            "a conversation within the budget comes back as it is (a new list)",
+        ),
+        (
+            "one old result must go",
+            three,
+            total - 500,
+            "the oldest result alone frees enough: stop there",
+        ),
         ("two must go", three, total - 1200, "replace the oldest first, then the next"),
-        ("a budget that cannot be met", three, 100,
-         "every old result is replaced, but the newest results, which the model has not read "
-         "yet, stay whole"),
-        ("a result shorter than the note", conversation(
-            [("replace_text", SHORT)], [("read_file", _result("a", 800))],
-            [("run_tests", _result("b", 300))]), 600,
-         "replacing a result shorter than NOTE would make it longer: leave it"),
-        ("two results in the last turn", conversation(
-            [("read_file", _result("a", 700))],
-            [("read_file", _result("b", 700)), ("run_tests", _result("c", 700))]), 500,
-         "both results of the last turn follow the last assistant message: keep them whole"),
-        ("the recorded repair's last request", _recorded_request(), 1500,
-         "a real conversation: the last run_tests result stays, older results go first"),
+        (
+            "a budget that cannot be met",
+            three,
+            100,
+            "every old result is replaced, but the newest results, which the model has not read "
+            "yet, stay whole",
+        ),
+        (
+            "a result shorter than the note",
+            conversation(
+                [("replace_text", SHORT)],
+                [("read_file", _result("a", 800))],
+                [("run_tests", _result("b", 300))],
+            ),
+            600,
+            "replacing a result shorter than NOTE would make it longer: leave it",
+        ),
+        (
+            "two results in the last turn",
+            conversation(
+                [("read_file", _result("a", 700))],
+                [("read_file", _result("b", 700)), ("run_tests", _result("c", 700))],
+            ),
+            500,
+            "both results of the last turn follow the last assistant message: keep them whole",
+        ),
+        (
+            "the recorded repair's last request",
+            _recorded_request(),
+            1500,
+            "a real conversation: the last run_tests result stays, older results go first",
+        ),
     ]
 
 
 def check_compaction(compact_conversation, *, hidden: bool = False) -> None:
     """``compact_conversation(messages, budget)`` fits old results to a budget, in order."""
     from .checks import _seed, learner_answer
+
     answer = learner_answer(compact_conversation, "compact_conversation")
     listed = compaction_cases()
     if hidden:
-        already = conversation([("read_file", NOTE)], [("run_tests", _result("d", 900))],
-                               [("read_file", _result("e", 50))])
-        listed.append(("an already compacted result", already, 300,
-                       "a result that is NOTE already is not replaced again"))
+        already = conversation(
+            [("read_file", NOTE)],
+            [("run_tests", _result("d", 900))],
+            [("read_file", _result("e", 50))],
+        )
+        listed.append(
+            (
+                "an already compacted result",
+                already,
+                300,
+                "a result that is NOTE already is not replaced again",
+            )
+        )
     seed = _seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):
-        messages = conversation(*[[(draw.choice(["read_file", "run_tests", "run_command"]),
-                                    _result(draw.choice("xyz"), draw.randrange(0, 900)))
-                                   for _ in range(draw.randrange(1, 4))]
-                                  for _ in range(draw.randrange(1, 6))])
-        listed.append((f"drawn case {number} (seed {seed})", messages,
-                       int(size(messages) * draw.uniform(0.1, 1.1)), ""))
-    cases = [Case(label, [messages, budget], compacted_reference(messages, budget), hint=hint,
-                  shown=f"{answer.name}(<{len(messages)} messages, {size(messages):,} "
-                        f"characters>, budget={budget:,})")
-             for label, messages, budget, hint in listed]
+        messages = conversation(
+            *[
+                [
+                    (
+                        draw.choice(["read_file", "run_tests", "run_command"]),
+                        _result(draw.choice("xyz"), draw.randrange(0, 900)),
+                    )
+                    for _ in range(draw.randrange(1, 4))
+                ]
+                for _ in range(draw.randrange(1, 6))
+            ]
+        )
+        listed.append(
+            (
+                f"drawn case {number} (seed {seed})",
+                messages,
+                int(size(messages) * draw.uniform(0.1, 1.1)),
+                "",
+            )
+        )
+    cases = [
+        Case(
+            label,
+            [messages, budget],
+            compacted_reference(messages, budget),
+            hint=hint,
+            shown=f"{answer.name}(<{len(messages)} messages, {size(messages):,} "
+            f"characters>, budget={budget:,})",
+        )
+        for label, messages, budget, hint in listed
+    ]
     run_cases(answer, cases, _compaction_problem, what="compact_conversation", brief=_Summary)
 
 
@@ -276,51 +412,73 @@ class _Summary:
     def __repr__(self):
         if not isinstance(self.messages, list):
             return show(self.messages, 120)
-        return "[" + ", ".join(
-            f"{m.get('role')}:{'NOTE' if m.get('content') == NOTE else len(m.get('content') or '')}"
-            if isinstance(m, dict) else show(m, 20) for m in self.messages) + "]"
+        return (
+            "["
+            + ", ".join(
+                f"{m.get('role')}:"
+                f"{'NOTE' if m.get('content') == NOTE else len(m.get('content') or '')}"
+                if isinstance(m, dict)
+                else show(m, 20)
+                for m in self.messages
+            )
+            + "]"
+        )
 
 
 def _compaction_problem(got, case, outcome) -> str | None:
     messages, budget = case.arguments
     expected = case.expected
     if type(got) is not list or not all(type(m) is dict for m in got):
-        return (f"return a new list of message dicts, not {show(got, 60)}"
-                + (": did you forget `return`?" if got is None else ""))
+        return f"return a new list of message dicts, not {show(got, 60)}" + (
+            ": did you forget `return`?" if got is None else ""
+        )
     if not same(outcome.arguments[0], messages):
-        return ("your function changed the messages it was given: build new dicts for the ones "
-                "you change (the loop still holds the old list)")
+        return (
+            "your function changed the messages it was given: build new dicts for the ones "
+            "you change (the loop still holds the old list)"
+        )
     if len(got) != len(messages):
-        return (f"the result has {len(got)} messages, the conversation {len(messages)}: never "
-                "remove or add messages; a call whose result is gone leaves the model's "
-                "question unanswered, and the server refuses the request")
+        return (
+            f"the result has {len(got)} messages, the conversation {len(messages)}: never "
+            "remove or add messages; a call whose result is gone leaves the model's "
+            "question unanswered, and the server refuses the request"
+        )
     last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
     for index, (mine, theirs) in enumerate(zip(got, messages)):
-        if {k: v for k, v in mine.items() if k != "content"} != \
-                {k: v for k, v in theirs.items() if k != "content"}:
-            return (f"message {index} is not the one that was there ({theirs['role']}): keep "
-                    "every message in its place, with all its keys (role, tool_name...), and "
-                    "change only a tool result's content")
+        if {k: v for k, v in mine.items() if k != "content"} != {
+            k: v for k, v in theirs.items() if k != "content"
+        }:
+            return (
+                f"message {index} is not the one that was there ({theirs['role']}): keep "
+                "every message in its place, with all its keys (role, tool_name...), and "
+                "change only a tool result's content"
+            )
         if mine.get("content") == theirs.get("content"):
             continue
         if theirs["role"] != "tool":
             return f"message {index} is a {theirs['role']} message: only tool results may change"
         if index > last:
-            return (f"message {index} is a result the model has not read yet (it follows the "
-                    "last assistant message): keep it whole")
+            return (
+                f"message {index} is a result the model has not read yet (it follows the "
+                "last assistant message): keep it whole"
+            )
         if mine.get("content") != NOTE:
             return f"message {index}: a compacted result's content is NOTE, exactly"
         if len(theirs.get("content") or "") <= len(NOTE):
-            return (f"message {index} was shorter than NOTE: replacing it makes the "
-                    "conversation longer")
+            return (
+                f"message {index} was shorter than NOTE: replacing it makes the conversation longer"
+            )
     if same(got, expected):
         return None
     mine = {i for i, m in enumerate(got) if m.get("content") != messages[i].get("content")}
     theirs = {i for i, m in enumerate(expected) if m.get("content") != messages[i].get("content")}
     if size(got) > budget and size(expected) <= budget:
-        return (f"{size(got):,} characters, more than the budget {budget:,}: replace more old "
-                "results")
+        return (
+            f"{size(got):,} characters, more than the budget {budget:,}: replace more old results"
+        )
     if mine > theirs:
-        return ("you replaced more results than needed: stop as soon as the conversation is "
-                "within the budget")
+        return (
+            "you replaced more results than needed: stop as soon as the conversation is "
+            "within the budget"
+        )
     return "replace the oldest results first, and only until the conversation fits the budget"

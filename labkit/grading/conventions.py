@@ -61,9 +61,17 @@ def exercises(notebook) -> list:
             answer = (index, meta.get("grade_id"))
         elif role == "test" and answer is not None:
             call = CHECK_CALL.search(cell.source)
-            found.append(Exercise(answer[1], meta.get("grade_id"), answer[0], index,
-                                  meta.get("points", 0), call and call.group(1),
-                                  call and call.group(2)))
+            found.append(
+                Exercise(
+                    answer[1],
+                    meta.get("grade_id"),
+                    answer[0],
+                    index,
+                    meta.get("points", 0),
+                    call and call.group(1),
+                    call and call.group(2),
+                )
+            )
             answer = None
     return found
 
@@ -72,6 +80,7 @@ def exercise_problems(notebook, known_checks=None) -> list:
     """Every way the notebook breaks the course's nbgrader rules, as sentences."""
     if known_checks is None:
         from . import checks, checks_providers  # every lesson's checks
+
         known_checks = set(checks.__all__) | set(checks_providers.__all__)
     problems, seen, waiting = [], {}, None
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
@@ -83,8 +92,10 @@ def exercise_problems(notebook, known_checks=None) -> list:
         where = f"cell {index} ({meta.get('grade_id') or 'no grade_id'})"
         problems += _metadata_problems(meta, where, seen, index)
         if role == "other":
-            problems.append(f"{where}: nbgrader metadata that is neither an answer nor a test "
-                            f"cell: {dict(meta)}")
+            problems.append(
+                f"{where}: nbgrader metadata that is neither an answer nor a test "
+                f"cell: {dict(meta)}"
+            )
         elif role == "answer":
             problems += _answer_problems(cell, meta, where)
             if waiting is not None:
@@ -94,8 +105,10 @@ def exercise_problems(notebook, known_checks=None) -> list:
             problems += _test_problems(cell, meta, where, known_checks)
             previous_code = [i for i in code_cells if i < index]
             if waiting is None or not previous_code or previous_code[-1] != waiting:
-                problems.append(f"{where}: a test cell must come right after its answer cell "
-                                "(markdown may sit between them, code may not)")
+                problems.append(
+                    f"{where}: a test cell must come right after its answer cell "
+                    "(markdown may sit between them, code may not)"
+                )
             waiting = None
     if waiting is not None:
         problems.append(f"cell {waiting}: answer cell without a test cell after it")
@@ -107,8 +120,10 @@ def exercise_problems(notebook, known_checks=None) -> list:
 def _metadata_problems(meta, where, seen, index) -> list:
     problems = []
     if meta.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"{where}: schema_version is {meta.get('schema_version')!r}, "
-                        f"nbgrader 0.9 writes {SCHEMA_VERSION}")
+        problems.append(
+            f"{where}: schema_version is {meta.get('schema_version')!r}, "
+            f"nbgrader 0.9 writes {SCHEMA_VERSION}"
+        )
     grade_id = meta.get("grade_id")
     if not isinstance(grade_id, str) or not GRADE_ID.match(grade_id):
         problems.append(f"{where}: grade_id must be letters, digits, '_' or '-'")
@@ -146,8 +161,10 @@ def _test_problems(cell, meta, where, known_checks) -> list:
         problems.append(f"{where}: '{HIDDEN_BEGIN}' and '{HIDDEN_END}' must come in pairs")
     call = CHECK_CALL.search(cell.source)
     if call is None or call.group(1) not in known_checks:
-        problems.append(f"{where}: a test cell calls one of labkit.exercises' checks "
-                        f"({', '.join(sorted(known_checks))}) with the learner's answer")
+        problems.append(
+            f"{where}: a test cell calls one of labkit.exercises' checks "
+            f"({', '.join(sorted(known_checks))}) with the learner's answer"
+        )
     return problems
 
 
@@ -163,8 +180,11 @@ def course_problems(paths) -> dict:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if grade_id:
                 owners.setdefault(grade_id, []).append(Path(path).name)
-    shared = [f"grade_id {grade_id!r} is used in {', '.join(names)}"
-              for grade_id, names in owners.items() if len(set(names)) > 1]
+    shared = [
+        f"grade_id {grade_id!r} is used in {', '.join(names)}"
+        for grade_id, names in owners.items()
+        if len(set(names)) > 1
+    ]
     if shared:
         report["course"] = shared
     return report
@@ -199,8 +219,14 @@ c.Autograde.autograde_preprocessors = [
 """
 
 
-def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR, *, cell_timeout: int = CELL_TIMEOUT,
-                   answer_timeout: int = ANSWER_TIMEOUT, interrupt_grace: int = 5) -> list:
+def lay_out_course(
+    root,
+    notebooks_dir=NOTEBOOKS_DIR,
+    *,
+    cell_timeout: int = CELL_TIMEOUT,
+    answer_timeout: int = ANSWER_TIMEOUT,
+    interrupt_grace: int = 5,
+) -> list:
     """Make ``root`` an nbgrader course: ``source/<lesson>/<lesson>.ipynb``, one per notebook.
 
     Each lesson is its own assignment, so a workshop can release and grade them one
@@ -215,6 +241,12 @@ def lay_out_course(root, notebooks_dir=NOTEBOOKS_DIR, *, cell_timeout: int = CEL
         names.append(notebook.stem)
     config = root / "nbgrader_config.py"
     if not config.exists():
-        config.write_text(CONFIG.format(cell_timeout=cell_timeout, answer_timeout=answer_timeout,
-                                        interrupt_grace=interrupt_grace), encoding="utf-8")
+        config.write_text(
+            CONFIG.format(
+                cell_timeout=cell_timeout,
+                answer_timeout=answer_timeout,
+                interrupt_grace=interrupt_grace,
+            ),
+            encoding="utf-8",
+        )
     return names

@@ -39,16 +39,19 @@ def nbgrader_command(course, *args) -> tuple:
 
 
 def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run one nbgrader command in ``course``; raise :class:`EditionError` with its log if it fails."""
+    """Run one nbgrader command in ``course``; raise :class:`EditionError` with its log if it
+    fails."""
     command, env = nbgrader_command(course, *args)
-    run = subprocess.run(command, cwd=course, env=env, capture_output=True, text=True,
-                         timeout=timeout)
+    run = subprocess.run(
+        command, cwd=course, env=env, capture_output=True, text=True, timeout=timeout
+    )
     if run.returncode != 0:
         log = run.stdout + run.stderr
         first = log.find("Traceback (most recent call last)")  # nbgrader logs the cause first
-        cause = log[first:first + 4000] + "\n...\n" if 0 <= first < len(log) - 3000 else ""
-        raise EditionError(f"`nbgrader {' '.join(args)}` failed (exit {run.returncode}):\n"
-                           f"{cause}{log[-3000:]}")
+        cause = log[first : first + 4000] + "\n...\n" if 0 <= first < len(log) - 3000 else ""
+        raise EditionError(
+            f"`nbgrader {' '.join(args)}` failed (exit {run.returncode}):\n{cause}{log[-3000:]}"
+        )
     return run
 
 
@@ -74,7 +77,8 @@ def copy_absent(release, into=STUDENT_DIR) -> tuple:
 
 
 def copy_files_absent(paths, into) -> tuple:
-    """Copy each of ``paths`` into ``into`` unless a file of its name is there; ``(added, kept)``."""
+    """Copy each of ``paths`` into ``into`` unless a file of its name is there;
+    ``(added, kept)``."""
     into = Path(into)
     into.mkdir(parents=True, exist_ok=True)
     added, kept = [], []
@@ -109,13 +113,21 @@ def update_reference_edition(into, notebooks_dir=NOTEBOOKS_DIR) -> tuple:
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``python -m labkit lessons``."""
-    parser.description = ("Write the lessons into FOLDER: the student edition, exercises "
-                          "unanswered (made by nbgrader), or with --reference the lessons with "
-                          "their answers. A lesson already in FOLDER is never overwritten.")
-    parser.add_argument("folder", nargs="?", default=str(STUDENT_DIR), metavar="FOLDER",
-                        help=f"where to write them (default: {STUDENT_DIR})")
-    parser.add_argument("--reference", action="store_true",
-                        help="the lessons with the exercises' reference answers")
+    parser.description = (
+        "Write the lessons into FOLDER: the student edition, exercises "
+        "unanswered (made by nbgrader), or with --reference the lessons with "
+        "their answers. A lesson already in FOLDER is never overwritten."
+    )
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        default=str(STUDENT_DIR),
+        metavar="FOLDER",
+        help=f"where to write them (default: {STUDENT_DIR})",
+    )
+    parser.add_argument(
+        "--reference", action="store_true", help="the lessons with the exercises' reference answers"
+    )
     return parser
 
 
@@ -123,16 +135,21 @@ def write_lessons(args) -> int:
     """Run ``lessons``: add the missing lessons to ``args.folder`` and say what happened."""
     into = Path(args.folder)
     if into.exists() and not into.is_dir():
-        print(f"could not write the lessons into {into}: it is a file, not a folder; name a "
-              "folder (it is made if missing)", file=sys.stderr)
+        print(
+            f"could not write the lessons into {into}: it is a file, not a folder; name a "
+            "folder (it is made if missing)",
+            file=sys.stderr,
+        )
         return 1
     try:
         if args.reference:
             added, kept = update_reference_edition(into)
         elif find_spec("nbgrader") is None:
-            raise EditionError("nbgrader makes the student edition and is not installed: "
-                               "`pip install nbgrader` (labkit[course] brings it), or write the "
-                               "lessons with their answers with --reference")
+            raise EditionError(
+                "nbgrader makes the student edition and is not installed: "
+                "`pip install nbgrader` (labkit[course] brings it), or write the "
+                "lessons with their answers with --reference"
+            )
         else:
             added, kept = update_student_edition(into)
     except (EditionError, OSError, subprocess.TimeoutExpired) as exc:
@@ -141,8 +158,11 @@ def write_lessons(args) -> int:
     if added:
         print(f"{into}/: added {', '.join(added)}")
     if kept:
-        again = "python -m labkit lessons " + " ".join([*(["--reference"] * args.reference),
-                                                        str(into)])
-        print(f"{into}/: left your {len(kept)} lesson(s) there as they are. For a fresh copy of "
-              f"a lesson, rename yours (e.g. to 01_mine.ipynb) and run `{again}` again.")
+        again = "python -m labkit lessons " + " ".join(
+            [*(["--reference"] * args.reference), str(into)]
+        )
+        print(
+            f"{into}/: left your {len(kept)} lesson(s) there as they are. For a fresh copy of "
+            f"a lesson, rename yours (e.g. to 01_mine.ipynb) and run `{again}` again."
+        )
     return 0

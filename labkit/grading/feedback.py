@@ -57,8 +57,17 @@ class Case:
     raises: str | None = None  # the name of the exception a right answer lets out, if any
 
 
-def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | None = None,
-              observe=None, conversation: bool = False, brief=None) -> None:
+def run_cases(
+    answer: Answer,
+    cases,
+    problem,
+    *,
+    what: str,
+    error_hints: dict | None = None,
+    observe=None,
+    conversation: bool = False,
+    brief=None,
+) -> None:
     """Run the answer on every case in a fresh process; print a success line, or explain the
     first miss and raise.
 
@@ -68,8 +77,12 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
     ``brief(value)``, if given, shows both "got" and "expected" in short (long values).
     """
     try:
-        outcomes = run_answer(answer.source, answer.name, [case.arguments for case in cases],
-                              conversation=conversation)
+        outcomes = run_answer(
+            answer.source,
+            answer.name,
+            [case.arguments for case in cases],
+            conversation=conversation,
+        )
     except AnswerError as exc:
         fail(f"{what}: {exc}", hint=None)
     name = answer.name
@@ -78,39 +91,66 @@ def run_cases(answer: Answer, cases, problem, *, what: str, error_hints: dict | 
         tried = case.shown or f"{name}({', '.join(show(a, 200) for a in case.arguments)})"
         if case.raises is not None:
             if outcome.raised is None or outcome.raised.type != case.raises:
-                what_happened = ("returned normally" if outcome.raised is None
-                                 else f"raised {outcome.raised.type}")
-                report(heading, tried=tried, mistake=f"your function {what_happened}, but here "
-                       f"{case.raises} must come out of it", hint=case.hint)
+                what_happened = (
+                    "returned normally"
+                    if outcome.raised is None
+                    else f"raised {outcome.raised.type}"
+                )
+                report(
+                    heading,
+                    tried=tried,
+                    mistake=f"your function {what_happened}, but here "
+                    f"{case.raises} must come out of it",
+                    hint=case.hint,
+                )
                 fail(f"{heading}: {case.raises} must come out of your function", printed=True)
             continue
         if outcome.raised is not None:
             error = outcome.raised
-            report(heading, tried=tried, expected=case.expected,
-                   mistake=describe_exception(error),
-                   hint=None if error.type == "NotImplementedError"
-                   else _error_hint(error, error_hints) or case.hint)
+            report(
+                heading,
+                tried=tried,
+                expected=case.expected,
+                mistake=describe_exception(error),
+                hint=None
+                if error.type == "NotImplementedError"
+                else _error_hint(error, error_hints) or case.hint,
+            )
             fail(f"{heading}: your function raised {error.type}", printed=True)
         mistake = problem(outcome.returned, case, outcome)
         if not mistake and not unchanged(outcome.arguments_at_end, outcome.arguments):
-            mistake = ("after returning, your function still changed what this call was given "
-                       "(a later call changed it): keep no reference to a call's arguments")
+            mistake = (
+                "after returning, your function still changed what this call was given "
+                "(a later call changed it): keep no reference to a call's arguments"
+            )
         if mistake:
             shown = observe(outcome.returned, outcome) if observe else outcome.returned
             expected = case.expected
             if brief:
                 shown, expected = brief(shown), brief(expected)
-            report(heading, tried=tried, got=shown, expected=expected, mistake=mistake,
-                   hint=case.hint)
+            report(
+                heading, tried=tried, got=shown, expected=expected, mistake=mistake, hint=case.hint
+            )
             fail(f"{heading}: {mistake}", printed=True)
     fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
     drawn = len(cases) - len(fixed)
-    print(f"All {len(cases)} cases passed: {'; '.join(fixed)}"
-          + (f"; and {drawn} cases drawn afresh for this run." if drawn else "."))
+    print(
+        f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+        + (f"; and {drawn} cases drawn afresh for this run." if drawn else ".")
+    )
 
 
-def check_linear_time(answer: Answer, reference: tuple, inputs: dict, expected, *, what: str,
-                      unit: str, hint: str, min_seconds: float = 0.0) -> None:
+def check_linear_time(
+    answer: Answer,
+    reference: tuple,
+    inputs: dict,
+    expected,
+    *,
+    what: str,
+    unit: str,
+    hint: str,
+    min_seconds: float = 0.0,
+) -> None:
     """Fail when the answer's time grows much faster than a linear reference's.
 
     ``inputs`` maps two sizes to lists of argument lists (distinct inputs of each size);
@@ -137,22 +177,30 @@ def check_linear_time(answer: Answer, reference: tuple, inputs: dict, expected, 
             for size, calls in inputs.items():
                 for arguments, got in zip(calls, mine[size][1]):
                     if not same(got, expected(arguments)):
-                        fail(f"{answer.name} on long {what} ({size:,} {unit}) did not return "
-                             "what a right answer returns", hint=hint)
+                        fail(
+                            f"{answer.name} on long {what} ({size:,} {unit}) did not return "
+                            "what a right answer returns",
+                            hint=hint,
+                        )
         linear = time_answer(*reference, inputs, min_seconds=min_seconds)
         growth = mine[large][0] / max(mine[small][0], 1e-6)
         expected_growth = max(linear[large][0] / max(linear[small][0], 1e-6), 1.0)
         if growth <= MAX_GROWTH * expected_growth:
-            print(f"Linear: on {what} {large // small}x longer your time grew about as much as "
-                  "a linear reference's.")  # no figures: they differ from run to run
+            print(
+                f"Linear: on {what} {large // small}x longer your time grew about as much as "
+                "a linear reference's."
+            )  # no figures: they differ from run to run
             return
         if least is None or growth / expected_growth < least[0] / least[1]:
             least = (growth, expected_growth)
         if growth > 2 * MAX_GROWTH * expected_growth:
             break  # far over: no burst of load explains that
     growth, expected_growth = least
-    fail(f"{heading}: your function took {growth:.0f}x as long on the longer one, a linear one "
-         f"{expected_growth:.0f}x: your work grows faster than the input", hint=hint)
+    fail(
+        f"{heading}: your function took {growth:.0f}x as long on the longer one, a linear one "
+        f"{expected_growth:.0f}x: your work grows faster than the input",
+        hint=hint,
+    )
 
 
 def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:
@@ -205,17 +253,20 @@ def shown_apart(got, expected, limit: int = 300) -> tuple:
     mine, theirs = repr(got), repr(expected)
     if len(mine) <= limit and len(theirs) <= limit:
         return mine, theirs
-    at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b),
-              min(len(mine), len(theirs)))
+    at = next(
+        (i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs))
+    )
     return _window(mine, at, limit), _window(theirs, at, limit)
 
 
 def _window(text: str, at: int, limit: int) -> str:
     start = max(0, at - limit // 3)
     end = min(len(text), start + limit)
-    return ((f"...{text[start:end]}" if start else text[start:end])
-            + ("..." if end < len(text) else "")
-            + f" ({len(text):,} characters; the first difference is at character {at:,})")
+    return (
+        (f"...{text[start:end]}" if start else text[start:end])
+        + ("..." if end < len(text) else "")
+        + f" ({len(text):,} characters; the first difference is at character {at:,})"
+    )
 
 
 def _error_hint(error, hints: dict | None) -> str | None:

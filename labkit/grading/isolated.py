@@ -39,8 +39,15 @@ PRELUDE = "import json\n"  # the lessons import json for the learner before the 
 TIMEOUT = ANSWER_TIMEOUT  # seconds one run of an answer may take (the regrading sets its own)
 MAX_REPLY = 64 * 2**20  # bytes of one reply line the grader reads before calling it broken
 #: Exceptions a case's scripted tools may raise in the answer's process.
-RAISABLE = ("ValueError", "TypeError", "OSError", "FileNotFoundError", "PermissionError",
-            "KeyError", "RuntimeError")
+RAISABLE = (
+    "ValueError",
+    "TypeError",
+    "OSError",
+    "FileNotFoundError",
+    "PermissionError",
+    "KeyError",
+    "RuntimeError",
+)
 
 
 @dataclass(frozen=True)
@@ -83,8 +90,13 @@ class AnswerError(Exception):
 
 def checks_value(exit_code, passed, failed, output="") -> dict:
     """An argument that arrives in the answer as a read-only ``Checks`` object (lesson 04)."""
-    return {"__labkit__": "checks", "exit_code": exit_code, "passed": passed, "failed": failed,
-            "output": output}
+    return {
+        "__labkit__": "checks",
+        "exit_code": exit_code,
+        "passed": passed,
+        "failed": failed,
+        "output": output,
+    }
 
 
 def tools_value(script: list) -> dict:
@@ -94,8 +106,9 @@ def tools_value(script: list) -> dict:
     return {"__labkit__": "tools", "script": script}
 
 
-def run_answer(source: str, name: str, calls: list, *, conversation: bool = False,
-               timeout: float | None = None) -> list:
+def run_answer(
+    source: str, name: str, calls: list, *, conversation: bool = False, timeout: float | None = None
+) -> list:
     """Define ``name`` from ``source`` in a fresh process and call it once per argument list.
 
     ``conversation``: the second argument is also the ``tool_calls`` of the last message
@@ -105,25 +118,35 @@ def run_answer(source: str, name: str, calls: list, *, conversation: bool = Fals
         outcomes = []
         for arguments in calls:
             # through JSON, as the answer's process gets them: a step listed twice is two steps
-            scripts = [json.loads(json.dumps(a["script"])) for a in arguments
-                       if isinstance(a, dict) and a.get("__labkit__") == "tools"]
+            scripts = [
+                json.loads(json.dumps(a["script"]))
+                for a in arguments
+                if isinstance(a, dict) and a.get("__labkit__") == "tools"
+            ]
             invoked = []
-            reply = answer.ask({"op": "call", "arguments": arguments,
-                                "conversation": conversation},
-                               on_invoke=lambda name, args: _scripted(scripts, invoked, name, args))
+            reply = answer.ask(
+                {"op": "call", "arguments": arguments, "conversation": conversation},
+                on_invoke=lambda name, args, s=scripts, i=invoked: _scripted(s, i, name, args),
+            )
             if not ("returned" in reply or "raised" in reply) or "arguments" not in reply:
                 raise answer.broken("a reply to a call")
             raised = reply.get("raised")
-            outcomes.append(dict(
-                returned=decode(reply.get("returned")),
-                raised=Raised(*raised) if _is_raised(raised) else None,
-                arguments=decode(reply["arguments"]), invoked=invoked if scripts else None,
-                printed=str(reply.get("printed", ""))[-2000:]))
+            outcomes.append(
+                dict(
+                    returned=decode(reply.get("returned")),
+                    raised=Raised(*raised) if _is_raised(raised) else None,
+                    arguments=decode(reply["arguments"]),
+                    invoked=invoked if scripts else None,
+                    printed=str(reply.get("printed", ""))[-2000:],
+                )
+            )
         at_end = answer.ask({"op": "recall"}).get("arguments")
         if not isinstance(at_end, list) or len(at_end) != len(calls):
             raise answer.broken("the arguments at the end")
-    return [Outcome(arguments_at_end=decode(later), **outcome)
-            for outcome, later in zip(outcomes, at_end)]
+    return [
+        Outcome(arguments_at_end=decode(later), **outcome)
+        for outcome, later in zip(outcomes, at_end)
+    ]
 
 
 class TimedInputs(dict):
@@ -146,8 +169,9 @@ def _load_request(calls: list) -> bytes:
     return f'{{"op": "load", "objects": {objects}, "calls": {encoded}}}\n'.encode()
 
 
-def time_answer(source: str, name: str, inputs: dict, *, min_seconds: float = 0.0,
-                timeout: float | None = None) -> dict:
+def time_answer(
+    source: str, name: str, inputs: dict, *, min_seconds: float = 0.0, timeout: float | None = None
+) -> dict:
     """Time the answer on inputs of several sizes, measured from outside its process.
 
     ``inputs`` maps a size to a list of argument lists (distinct inputs of that size, so
@@ -163,7 +187,7 @@ def time_answer(source: str, name: str, inputs: dict, *, min_seconds: float = 0.
         for size, calls in inputs.items():
             if answer.ask(inputs.requests[size]).get("loaded") != len(calls):
                 raise answer.broken("loading the long inputs")
-            best, returned = float("inf"), []
+            best = float("inf")
             for index in range(len(calls)):
                 before = answer.cpu_seconds()
                 reply = answer.ask({"op": "run", "index": index, "min_seconds": min_seconds})
@@ -216,9 +240,12 @@ def unchanged(after, before) -> bool:
 
 
 def _is_raised(value) -> bool:
-    return (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in
-                                                                value[:2])
-            and (value[2] is None or isinstance(value[2], str)))
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(v, str) for v in value[:2])
+        and (value[2] is None or isinstance(value[2], str))
+    )
 
 
 def _scripted(scripts: list, invoked: list, name, arguments) -> dict:
@@ -247,15 +274,21 @@ class _Answer:
         reading, self._write_end = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _CHILD, str(self._write_end)],
-            cwd=self.scratch.name, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=self.errors, pass_fds=(self._write_end,), start_new_session=True)
+            cwd=self.scratch.name,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self.errors,
+            pass_fds=(self._write_end,),
+            start_new_session=True,
+        )
         os.close(self._write_end)
         os.set_blocking(self.process.stdin.fileno(), False)
         self.replies = os.fdopen(reading, "rb", buffering=0)
         self.buffer = bytearray()
         try:
-            if self.ask({"op": "define", "source": PRELUDE + source, "name": name}) != \
-                    {"defined": True}:
+            if self.ask({"op": "define", "source": PRELUDE + source, "name": name}) != {
+                "defined": True
+            }:
                 raise self.broken("defining the answer")
         except BaseException:
             self.close()
@@ -286,8 +319,12 @@ class _Answer:
         self._send(message)
         while True:
             reply = self._receive()
-            if "error" in reply and isinstance(reply["error"], str) and \
-                    isinstance(message, dict) and message["op"] == "define":
+            if (
+                "error" in reply
+                and isinstance(reply["error"], str)
+                and isinstance(message, dict)
+                and message["op"] == "define"
+            ):
                 raise AnswerError(reply["error"])
             if "invoke" not in reply:
                 return reply
@@ -300,20 +337,28 @@ class _Answer:
         """CPU time the answer's process has used so far, from the kernel (Linux), else None."""
         try:
             tasks = os.listdir(f"/proc/{self.process.pid}/task")
-            return sum(int(open(f"/proc/{self.process.pid}/task/{task}/schedstat")
-                           .read().split()[0]) for task in tasks) / 1e9
+            return (
+                sum(
+                    int(open(f"/proc/{self.process.pid}/task/{task}/schedstat").read().split()[0])
+                    for task in tasks
+                )
+                / 1e9
+            )
         except (OSError, ValueError, IndexError):
             return None
 
     def broken(self, what: str) -> AnswerError:
-        return AnswerError(f"the process running your answer did not answer the grader as "
-                           f"expected ({what}); an answer cell should only define what the "
-                           "exercise asks for")
+        return AnswerError(
+            f"the process running your answer did not answer the grader as "
+            f"expected ({what}); an answer cell should only define what the "
+            "exercise asks for"
+        )
 
     def _send(self, message: dict | bytes) -> None:
         """Write one request, never waiting past the deadline for the answer to read it."""
-        data = memoryview(message if isinstance(message, bytes)
-                          else json.dumps(message).encode() + b"\n")
+        data = memoryview(
+            message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+        )
         pipe = self.process.stdin.fileno()
         while data:
             left = self.deadline - time.monotonic()
@@ -322,7 +367,7 @@ class _Answer:
             if not select.select([], [pipe], [], left)[1]:
                 continue
             try:
-                data = data[os.write(pipe, data[:65536]):]
+                data = data[os.write(pipe, data[:65536]) :]
             except OSError:  # the process is gone
                 raise self._stopped() from None
 
@@ -351,8 +396,10 @@ class _Answer:
         return reply
 
     def _late(self) -> AnswerError:
-        return AnswerError(f"your answer did not finish within {self.timeout:g} s: look for a "
-                           "loop that never ends (or waits for input)")
+        return AnswerError(
+            f"your answer did not finish within {self.timeout:g} s: look for a "
+            "loop that never ends (or waits for input)"
+        )
 
     def _stopped(self) -> AnswerError:
         try:
@@ -361,8 +408,10 @@ class _Answer:
             pass
         self.errors.seek(0)
         tail = self.errors.read()[-2000:].decode(errors="replace").strip().splitlines()[-1:]
-        return AnswerError(f"the Python running your answer stopped unexpectedly (exit "
-                           f"{self.process.returncode}): {(tail or ['no output'])[0][:300]}")
+        return AnswerError(
+            f"the Python running your answer stopped unexpectedly (exit "
+            f"{self.process.returncode}): {(tail or ['no output'])[0][:300]}"
+        )
 
 
 # The program the fresh process runs: it reads one request per line from stdin and writes
@@ -381,7 +430,8 @@ def receive():
     line = requests.readline()
     if not line:
         os._exit(0)
-    gc.disable()  # a long input is a million objects: collecting while parsing them triples the time
+    # a long input is a million objects: collecting while parsing them triples the time
+    gc.disable()
     try:
         return json.loads(line)
     finally:

@@ -44,8 +44,9 @@ class ExecuteKillingHangs(Execute):
     finished, restarts it.
     """
 
-    interrupt_grace = Integer(5, help="Seconds an interrupted kernel has to stop before it is "
-                                      "restarted").tag(config=True)
+    interrupt_grace = Integer(
+        5, help="Seconds an interrupted kernel has to stop before it is restarted"
+    ).tag(config=True)
     _kernel_must_restart = False
 
     async def _async_handle_timeout(self, timeout, cell=None):
@@ -54,26 +55,32 @@ class ExecuteKillingHangs(Execute):
         try:
             await ensure_async(self.kc.shell_channel.get_msg(timeout=self.interrupt_grace))
         except Empty:
-            self.log.error("The kernel ignored the interrupt: it will be restarted, and the "
-                           "cells after this one run in a fresh kernel")
+            self.log.error(
+                "The kernel ignored the interrupt: it will be restarted, and the "
+                "cells after this one run in a fresh kernel"
+            )
             self._kernel_must_restart = True
         return {"content": {**self.error_on_timeout, "status": "error"}}
 
-    async def async_execute_cell(self, cell, cell_index, execution_count=None,
-                                 store_history=True):
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         """Run one cell; if its kernel hung or died, start a fresh one and go on."""
         if cell_index in self._regraded():
             cell.outputs = []  # RegradeOutsideKernel writes them
             return cell
         try:
-            return await super().async_execute_cell(cell, cell_index, execution_count,
-                                                    store_history)
+            return await super().async_execute_cell(
+                cell, cell_index, execution_count, store_history
+            )
         except DeadKernelError:
             self.log.error("The kernel died in cell %i: starting a fresh one", cell_index)
-            cell.outputs.append(new_output("error", ename="DeadKernelError",
-                                           evalue="the kernel died while running this cell",
-                                           traceback=["DeadKernelError: the kernel died while "
-                                                      "running this cell"]))
+            cell.outputs.append(
+                new_output(
+                    "error",
+                    ename="DeadKernelError",
+                    evalue="the kernel died while running this cell",
+                    traceback=["DeadKernelError: the kernel died while running this cell"],
+                )
+            )
             self._kernel_must_restart = True
             return cell
         finally:
@@ -115,13 +122,23 @@ class RegradeOutsideKernel(NbGraderPreprocessor):
         cell, answer = nb.cells[exercise.test_index], nb.cells[exercise.answer_index]
         if exercise.check is None:
             return
-        passed, text = grade(exercise.check, answer.source, exercise.answer_name,
-                             hidden=HIDDEN_BEGIN in cell.source)
-        self.log.info("%s: %s outside the kernel", exercise.test_id, "passed" if passed else
-                      "failed")
-        cell.outputs = [new_output("stream", name="stdout",
-                                   text="Graded outside the notebook's kernel:\n" + text)]
+        passed, text = grade(
+            exercise.check, answer.source, exercise.answer_name, hidden=HIDDEN_BEGIN in cell.source
+        )
+        self.log.info(
+            "%s: %s outside the kernel", exercise.test_id, "passed" if passed else "failed"
+        )
+        cell.outputs = [
+            new_output(
+                "stream", name="stdout", text="Graded outside the notebook's kernel:\n" + text
+            )
+        ]
         if not passed:
-            cell.outputs.append(new_output("error", ename="AssertionError",
-                                           evalue=text.strip().splitlines()[-1][:500],
-                                           traceback=[]))
+            cell.outputs.append(
+                new_output(
+                    "error",
+                    ename="AssertionError",
+                    evalue=text.strip().splitlines()[-1][:500],
+                    traceback=[],
+                )
+            )

@@ -25,12 +25,37 @@ from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, tool_na
 from .formats import ANTHROPIC, FORMATS, OLLAMA, OPENAI, format_of, tool_message
 from .loop import MAX_TURNS, agent_events, call_tool
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
-from .sample import (SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks,
-                     sample_copy)
+from .sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks, sample_copy
 from .tools import RepoTools
 from .turns import Turn, TurnAssembler, assemble_turn
 
-__all__ = ["ANTHROPIC", "EVENT_TYPES", "FORMATS", "MAX_TURNS", "OLLAMA", "OPENAI", "ToolCall", "format_of", "REPAIR_TASK", "SAMPLE_DIR", "SOURCE_FILE", "STOP_REASONS",
-           "SYSTEM_PROMPT", "TEST_FILE", "Chat", "Checks", "RepoTools", "Tools", "Turn",
-           "TurnAssembler", "agent_events", "assemble_turn", "call_tool", "file_sha256", "run_checks",
-           "sample_copy", "tool_message", "tool_names"]
+__all__ = [
+    "ANTHROPIC",
+    "EVENT_TYPES",
+    "FORMATS",
+    "MAX_TURNS",
+    "OLLAMA",
+    "OPENAI",
+    "ToolCall",
+    "format_of",
+    "REPAIR_TASK",
+    "SAMPLE_DIR",
+    "SOURCE_FILE",
+    "STOP_REASONS",
+    "SYSTEM_PROMPT",
+    "TEST_FILE",
+    "Chat",
+    "Checks",
+    "RepoTools",
+    "Tools",
+    "Turn",
+    "TurnAssembler",
+    "agent_events",
+    "assemble_turn",
+    "call_tool",
+    "file_sha256",
+    "run_checks",
+    "sample_copy",
+    "tool_message",
+    "tool_names",
+]

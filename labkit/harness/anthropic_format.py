@@ -26,8 +26,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .assembled import (MAX_ARGUMENT_DEPTH, AssembledTurn, FragmentAssembler, Malformed, kind,
-                        need, parse_arguments)
+from .assembled import (
+    MAX_ARGUMENT_DEPTH,
+    AssembledTurn,
+    FragmentAssembler,
+    Malformed,
+    kind,
+    need,
+    parse_arguments,
+)
 from .contracts import Message, ToolCall
 from .frozen import TooDeep, freeze
 
@@ -64,7 +71,9 @@ class AnthropicAssembler(FragmentAssembler):
         need(kind_ != "error", f"an error from the server: {event.get('error')}")
         need(not self.stopped, f"a {kind_!r} event arrived after message_stop")
         if not self.started:
-            need(kind_ == "message_start", f"the stream must begin with message_start, not {kind_!r}")
+            need(
+                kind_ == "message_start", f"the stream must begin with message_start, not {kind_!r}"
+            )
             self.started = True
             return ""
         if kind_ == "content_block_start":
@@ -72,8 +81,10 @@ class AnthropicAssembler(FragmentAssembler):
         if kind_ == "content_block_delta":
             return self._delta(event)
         if kind_ == "content_block_stop":
-            need(event.get("index") in self.open, f"content_block_stop for block "
-                                                  f"{event.get('index')!r}, which is not open")
+            need(
+                event.get("index") in self.open,
+                f"content_block_stop for block {event.get('index')!r}, which is not open",
+            )
             self.open.discard(event["index"])
         elif kind_ == "message_delta":
             delta = event.get("delta")
@@ -82,8 +93,11 @@ class AnthropicAssembler(FragmentAssembler):
             need(reason is None or isinstance(reason, str), f"stop_reason is {kind(reason)}")
             self.stop_reason = reason or self.stop_reason
         elif kind_ == "message_stop":
-            need(not self.open, f"message_stop arrived while content block {min(self.open, default=0)} "
-                                "was still open")
+            need(
+                not self.open,
+                f"message_stop arrived while content block {min(self.open, default=0)} "
+                "was still open",
+            )
             self.stopped = True
         elif kind_ == "message_start":
             raise Malformed("a second message_start")
@@ -91,8 +105,10 @@ class AnthropicAssembler(FragmentAssembler):
 
     def _start(self, event) -> str:
         index, block = event.get("index"), event.get("content_block")
-        need(type(index) is int and index not in self.blocks,
-             f"content_block_start has index {index!r}, not the number of a new block")
+        need(
+            type(index) is int and index not in self.blocks,
+            f"content_block_start has index {index!r}, not the number of a new block",
+        )
         need(isinstance(block, dict), f"block {index}: 'content_block' is {kind(block)}")
         if block.get("type") == "text":
             text = block.get("text") or ""
@@ -110,8 +126,10 @@ class AnthropicAssembler(FragmentAssembler):
             self.blocks[index] = BlockSoFar("tool_use", call_id, name, start)
             text = ""
         else:
-            raise Malformed(f"block {index} is a {block.get('type')!r} block; this harness "
-                            "assembles 'text' and 'tool_use' blocks")
+            raise Malformed(
+                f"block {index} is a {block.get('type')!r} block; this harness "
+                "assembles 'text' and 'tool_use' blocks"
+            )
         self.open.add(index)
         return text
 
@@ -120,8 +138,10 @@ class AnthropicAssembler(FragmentAssembler):
         need(index in self.open, f"a delta for block {index!r}, which is not open")
         need(isinstance(delta, dict), f"block {index}: the delta is {kind(delta)}")
         block = self.blocks[index]
-        field_ = {("text", "text_delta"): "text",
-                  ("tool_use", "input_json_delta"): "partial_json"}.get((block.type, delta.get("type")))
+        field_ = {
+            ("text", "text_delta"): "text",
+            ("tool_use", "input_json_delta"): "partial_json",
+        }.get((block.type, delta.get("type")))
         need(field_, f"a {delta.get('type')!r} delta for {block.type} block {index}")
         piece = delta.get(field_)
         need(isinstance(piece, str), f"block {index}: delta.{field_} is {kind(piece)}, not text")
@@ -131,8 +151,11 @@ class AnthropicAssembler(FragmentAssembler):
 
     def calls_so_far(self) -> list:
         """``(id, name, input's JSON text so far)`` of each tool_use block, in block order."""
-        return [(block.id, block.name, "".join(block.parts))
-                for _, block in sorted(self.blocks.items()) if block.type == "tool_use"]
+        return [
+            (block.id, block.name, "".join(block.parts))
+            for _, block in sorted(self.blocks.items())
+            if block.type == "tool_use"
+        ]
 
     def unfinished(self) -> str | None:
         """Why the reply has not finished cleanly (so far), or None when it has."""
@@ -141,11 +164,16 @@ class AnthropicAssembler(FragmentAssembler):
         if self.stop_reason == "max_tokens":
             return "the reply was cut by the output-length limit (stop_reason 'max_tokens')"
         if self.stop_reason not in CLEAN_ENDS:
-            return f"the reply ended with stop_reason {self.stop_reason!r}, not 'tool_use' or 'end_turn'"
+            return (
+                f"the reply ended with stop_reason {self.stop_reason!r}, not 'tool_use' "
+                "or 'end_turn'"
+            )
         return None
 
     def turn(self) -> AssembledTurn:
-        blocks = [(index, block, "".join(block.parts)) for index, block in sorted(self.blocks.items())]
+        blocks = [
+            (index, block, "".join(block.parts)) for index, block in sorted(self.blocks.items())
+        ]
         problem, unfinished = self.problem, self.unfinished()
         complete = problem is None and unfinished is None
         content, calls = [], []
@@ -158,22 +186,33 @@ class AnthropicAssembler(FragmentAssembler):
                 arguments = block.start_input
                 if complete and joined:  # now the JSON text is whole
                     arguments = parse_arguments(joined, f"tool_use block {index} ({block.name!r})")
-                content.append({"type": "tool_use", "id": block.id, "name": block.name,
-                                "input": arguments})
+                content.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
+                )
                 calls.append(ToolCall(block.id, block.name, arguments))
         except Malformed as exc:
             problem = f"at the end of the reply: {exc}"
         text = "".join(joined for _, block, joined in blocks if block.type == "text")
-        return AssembledTurn(freeze({"role": "assistant", "content": content}), text,
-                             calls if complete and problem is None else [], problem, unfinished,
-                             self.stop_reason if self.stopped else None, self.chunks)
+        return AssembledTurn(
+            freeze({"role": "assistant", "content": content}),
+            text,
+            calls if complete and problem is None else [],
+            problem,
+            unfinished,
+            self.stop_reason if self.stopped else None,
+            self.chunks,
+        )
 
 
 def tool_results_message(calls: list[ToolCall], results: list) -> Message:
     """The one ``user`` message that carries a turn's results back (Anthropic's shape)."""
-    return {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": call.id, "content": json.dumps(result)}
-        for call, result in zip(calls, results)]}
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": call.id, "content": json.dumps(result)}
+            for call, result in zip(calls, results)
+        ],
+    }
 
 
 class Anthropic:

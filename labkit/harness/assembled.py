@@ -100,5 +100,11 @@ def kind(value) -> str:
     """A JSON value's kind in a few words, for saying what it should have been."""
     if value is None:
         return "null"
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), f"a {type(value).__name__}")
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), f"a {type(value).__name__}")

@@ -21,19 +21,28 @@ import re
 MARKER = "\n[labkit: {count} {unit} cut]\n"
 CUT = re.compile(r"\n\[labkit: \d+ (?:characters|bytes) cut\]\n")
 #: What a compacted tool result says instead of its content.
-COMPACTED_NOTE = ("compacted: this {name} result ({size} characters) was dropped to keep the "
-                  "conversation in budget; call the tool again if you need it")
+COMPACTED_NOTE = (
+    "compacted: this {name} result ({size} characters) was dropped to keep the "
+    "conversation in budget; call the tool again if you need it"
+)
 COMPACTED = re.compile(r'\{"note": "compacted: ')
 #: The longest slice ``numbered_lines`` returns, so a read stays small by default.
 MAX_LINES = 200
 #: The properties ``read_file``'s schema gains for a selective read (see ``numbered_lines``).
 READ_RANGE_PROPERTIES = {
-    "offset": {"type": "integer", "minimum": 1,
-               "description": "The first line to read, counting from 1. Leave it out to read "
-                              "from the start."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LINES,
-              "description": f"How many lines to read, at most {MAX_LINES}. Read a long file "
-                             "a part at a time; each line comes with its number."},
+    "offset": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "The first line to read, counting from 1. Leave it out to read "
+        "from the start.",
+    },
+    "limit": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_LINES,
+        "description": f"How many lines to read, at most {MAX_LINES}. Read a long file "
+        "a part at a time; each line comes with its number.",
+    },
 }
 
 
@@ -55,8 +64,10 @@ def head_and_tail(text: str, limit: int) -> str:
         return text
     room = limit - len(marker(len(text)))  # the widest marker this cut can need
     if room < 2:
-        raise ValueError(f"limit {limit} is too small: the marker alone takes "
-                         f"{len(marker(len(text)))} characters")
+        raise ValueError(
+            f"limit {limit} is too small: the marker alone takes "
+            f"{len(marker(len(text)))} characters"
+        )
     start, end = room - room // 2, len(text) - room // 2  # keep text[:start] and text[end:]
     # move each end out of a marker it falls inside (a marker is under 60 characters, so
     # only the text around each end is searched: the cost is the length kept, not the input)
@@ -89,8 +100,13 @@ def request_sizes(recording: dict) -> list:
     rows = []
     for number, turn in enumerate(recording["turns"], start=1):
         final = turn["chunks"][-1]["chunk"] if turn["chunks"] else {}
-        rows.append({"request": number, **measure(turn["request"]["messages"]),
-                     "prompt_tokens": final.get("prompt_eval_count")})
+        rows.append(
+            {
+                "request": number,
+                **measure(turn["request"]["messages"]),
+                "prompt_tokens": final.get("prompt_eval_count"),
+            }
+        )
     return rows
 
 
@@ -146,11 +162,20 @@ class Budget:
     def __call__(self, messages) -> list:
         messages = list(messages)
         before = measure(messages)["total"]
-        kept = compact(messages, self.max_chars, keep_last=self.keep_last) \
-            if before > self.max_chars else messages
+        kept = (
+            compact(messages, self.max_chars, keep_last=self.keep_last)
+            if before > self.max_chars
+            else messages
+        )
         replaced = sum(old.get("content") != new.get("content") for old, new in zip(messages, kept))
-        self.log.append({"request": len(self.log) + 1, "before": before,
-                         "after": measure(kept)["total"], "replaced": replaced})
+        self.log.append(
+            {
+                "request": len(self.log) + 1,
+                "before": before,
+                "after": measure(kept)["total"],
+                "replaced": replaced,
+            }
+        )
         return kept
 
     def __repr__(self):
@@ -174,8 +199,9 @@ def order_problems(messages) -> list:
 
     def unanswered():
         if calls and answered < len(calls):
-            problems.append(f"message {asked_at}: {len(calls)} tool call(s) but only "
-                            f"{answered} result(s)")
+            problems.append(
+                f"message {asked_at}: {len(calls)} tool call(s) but only {answered} result(s)"
+            )
 
     for index, message in enumerate(messages):
         role = message.get("role")
@@ -190,11 +216,15 @@ def order_problems(messages) -> list:
             wanted = calls[answered].get("function", {}).get("name")
             ids = sorted(call["id"] for call in calls if call.get("id") is not None)
             if given is not None and given not in ids:
-                problems.append(f"message {index}: tool_call_id {given!r} pairs with no call "
-                                f"of its turn ({ids})")
+                problems.append(
+                    f"message {index}: tool_call_id {given!r} pairs with no call "
+                    f"of its turn ({ids})"
+                )
             elif given is None and name is not None and name != wanted:
-                problems.append(f"message {index}: a result of {name!r} where call "
-                                f"{answered + 1} of its turn was {wanted!r}")
+                problems.append(
+                    f"message {index}: a result of {name!r} where call "
+                    f"{answered + 1} of its turn was {wanted!r}"
+                )
             answered += 1
         else:
             unanswered()
@@ -215,10 +245,16 @@ def numbered_lines(path: str, text: str, *, offset: int = 1, limit: int = MAX_LI
         raise ValueError(f"read_file: 'limit' may be at most {MAX_LINES}, got {limit}")
     lines = text.splitlines()
     if offset > max(len(lines), 1):
-        raise ValueError(f"read_file: 'offset' {offset} is past the end: {path} has "
-                         f"{len(lines)} lines")
-    shown = lines[offset - 1:offset - 1 + limit]
+        raise ValueError(
+            f"read_file: 'offset' {offset} is past the end: {path} has {len(lines)} lines"
+        )
+    shown = lines[offset - 1 : offset - 1 + limit]
     width = len(str(offset + len(shown) - 1))
     content = "".join(f"{offset + i:>{width}}\t{line}\n" for i, line in enumerate(shown))
-    return {"path": path, "first_line": offset, "last_line": offset + len(shown) - 1,
-            "total_lines": len(lines), "content": content}
+    return {
+        "path": path,
+        "first_line": offset,
+        "last_line": offset + len(shown) - 1,
+        "total_lines": len(lines),
+        "content": content,
+    }

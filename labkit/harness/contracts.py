@@ -11,8 +11,16 @@ below say which keys each kind has and what they hold. (Their annotations are ev
 at import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
 """
 
-from typing import (Any, Iterable, Literal, NamedTuple, NotRequired, Protocol, TypedDict,
-                    runtime_checkable)
+from collections.abc import Iterable
+from typing import (
+    Any,
+    Literal,
+    NamedTuple,
+    NotRequired,
+    Protocol,
+    TypedDict,
+    runtime_checkable,
+)
 
 Message = dict[str, Any]  # {"role": ..., "content": ..., ...}, as the model's API has it
 Chunk = dict[str, Any]  # one streamed piece of a reply (in the wire format the model speaks)
@@ -69,8 +77,14 @@ STOP_REASONS = {
     "max_turns": "the budget of model requests was spent; the last turn's tools ran, "
     "but no further request was made",
 }
-StopReason = Literal["assistant_finished", "empty_response", "incomplete_model_turn",
-                     "malformed_model_turn", "model_error", "max_turns"]
+StopReason = Literal[
+    "assistant_finished",
+    "empty_response",
+    "incomplete_model_turn",
+    "malformed_model_turn",
+    "model_error",
+    "max_turns",
+]
 
 
 class ModelStart(TypedDict):
@@ -143,5 +157,11 @@ class Stopped(TypedDict):
 
 Event = ModelStart | TextDelta | ToolStart | Permission | ToolResult | Stopped
 #: Each event type's description, by its ``type``.
-EVENT_TYPES = {"model_start": ModelStart, "text_delta": TextDelta, "tool_start": ToolStart,
-               "permission": Permission, "tool_result": ToolResult, "stopped": Stopped}
+EVENT_TYPES = {
+    "model_start": ModelStart,
+    "text_delta": TextDelta,
+    "tool_start": ToolStart,
+    "permission": Permission,
+    "tool_result": ToolResult,
+    "stopped": Stopped,
+}

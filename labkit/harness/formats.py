@@ -13,12 +13,14 @@ in ``anthropic_format.py``:
 A chat says which format it speaks with a ``wire_format`` attribute (a format, or its
 name); a chat that says nothing speaks Ollama's.
 
-| | Ollama | OpenAI | Anthropic |
-| --- | --- | --- | --- |
-| a tool call arrives | whole, on one chunk | in fragments by ``index`` | in ``input_json_delta`` fragments of a block |
-| complete when | ``done: true`` | a choice's ``finish_reason`` | ``message_stop`` |
-| refused end | ``done_reason "length"`` | ``finish_reason "length"`` | ``stop_reason "max_tokens"`` |
-| results go back as | one ``tool`` message each, naming the tool | one ``tool`` message each, naming the ``tool_call_id`` | one ``user`` message of ``tool_result`` blocks, naming each ``tool_use_id`` |
+- a tool call arrives: Ollama whole, on one chunk; OpenAI in fragments by ``index``;
+  Anthropic in ``input_json_delta`` fragments of a block;
+- complete when: ``done: true``; a choice's ``finish_reason``; ``message_stop``;
+- refused end: ``done_reason "length"``; ``finish_reason "length"``;
+  ``stop_reason "max_tokens"``;
+- results go back as: one ``tool`` message each, naming the tool; one ``tool`` message each,
+  naming the ``tool_call_id``; one ``user`` message of ``tool_result`` blocks, naming each
+  ``tool_use_id``.
 
 The loop keeps the system prompt as its first message for every format; a model whose
 API wants it elsewhere (Anthropic's ``system`` parameter) moves it when it sends the request.

@@ -13,8 +13,10 @@ import copy
 
 
 def _refuse(self, *args, **kwargs):
-    raise TypeError(f"this {type(self).__name__} is part of a conversation and cannot be "
-                    "changed; edit a copy of it instead (copy.deepcopy(value) or value.copy())")
+    raise TypeError(
+        f"this {type(self).__name__} is part of a conversation and cannot be "
+        "changed; edit a copy of it instead (copy.deepcopy(value) or value.copy())"
+    )
 
 
 class FrozenDict(dict):
@@ -55,6 +57,7 @@ def freeze(value, max_depth: int = 64):
     already. Raises :class:`TooDeep` when containers nest more than ``max_depth``
     levels, so a hostile value cannot exhaust the stack.
     """
+
     def frozen(value, depth):
         if type(value) in (FrozenDict, FrozenList):
             return value
@@ -65,4 +68,5 @@ def freeze(value, max_depth: int = 64):
         if isinstance(value, dict):
             return FrozenDict((key, frozen(item, depth + 1)) for key, item in value.items())
         return FrozenList(frozen(item, depth + 1) for item in value)
+
     return frozen(value, 0)

@@ -43,6 +43,7 @@ class ShellSyntaxError(ValueError):
 @dataclass(frozen=True)
 class Part:
     """One command a call would run: its words, and whether the shell would change them."""
+
     words: tuple
     dynamic: bool = False  # holds a variable, substitution, glob...: unknown until run time
 
@@ -54,6 +55,7 @@ class Part:
 class Rule:
     """``action`` for the commands ``pattern`` names: its words, then (with a last ``*``)
     any further words."""
+
     action: str
     pattern: str
     words: tuple = field(init=False, repr=False, compare=False)
@@ -64,8 +66,10 @@ class Rule:
             raise ValueError(f"a rule's action is one of {ACTIONS}, not {self.action!r}")
         words = shlex.split(self.pattern)
         if not words or words == ["*"]:
-            raise ValueError(f"rule {self.pattern!r} names no program; write the program "
-                             "first, e.g. 'python -m pytest *'")
+            raise ValueError(
+                f"rule {self.pattern!r} names no program; write the program "
+                "first, e.g. 'python -m pytest *'"
+            )
         if "*" in words[:-1]:
             raise ValueError(f"rule {self.pattern!r}: '*' may only be the last word")
         open_ended = words[-1] == "*"
@@ -78,7 +82,7 @@ class Rule:
         if self.action == "allow" and part.dynamic:
             return False
         words = self.words
-        if part.words[:len(words)] != words:
+        if part.words[: len(words)] != words:
             return False
         return self.open_ended or len(part.words) == len(words)
 
@@ -101,6 +105,7 @@ def ask(pattern: str) -> Rule:
 @dataclass(frozen=True)
 class Policy:
     """Rules for ``run_command``, an action per other tool, and the default for the rest."""
+
     rules: tuple = ()
     tools: dict = field(default_factory=dict)  # e.g. {"read_file": "allow"}
     default: str = "ask"
@@ -108,12 +113,16 @@ class Policy:
     def __post_init__(self):
         object.__setattr__(self, "rules", tuple(self.rules))
         if self.default not in ("ask", "deny"):
-            raise ValueError(f"a policy's default must be 'ask' or 'deny', not "
-                             f"{self.default!r}: a command no rule names is never allowed")
+            raise ValueError(
+                f"a policy's default must be 'ask' or 'deny', not "
+                f"{self.default!r}: a command no rule names is never allowed"
+            )
         for rule in self.rules:
             if not isinstance(rule, Rule):
-                raise TypeError(f"a policy's rules are made with allow(), deny() or ask(), "
-                                f"not {type(rule).__name__}")
+                raise TypeError(
+                    f"a policy's rules are made with allow(), deny() or ask(), "
+                    f"not {type(rule).__name__}"
+                )
         for name, action in self.tools.items():
             if action not in ACTIONS:
                 raise ValueError(f"tool {name!r}: the action is one of {ACTIONS}, not {action!r}")
@@ -122,6 +131,7 @@ class Policy:
 @dataclass(frozen=True)
 class Verdict:
     """What the policy says of one call: the action, the rule that decided, and why."""
+
     action: str
     reason: str
     rule: str | None = None
@@ -136,8 +146,9 @@ def check(policy: Policy, name, arguments) -> Verdict:
         return Verdict(action, f"{name!r} is not a command; {source} is {action}")
     command = arguments.get("command") if isinstance(arguments, dict) else None
     if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
-        return Verdict(policy.default, "the command is not a list of strings; the default "
-                       f"is {policy.default}")
+        return Verdict(
+            policy.default, f"the command is not a list of strings; the default is {policy.default}"
+        )
     return check_command(policy, command)
 
 
@@ -146,8 +157,9 @@ def check_command(policy: Policy, command) -> Verdict:
     try:
         parts = commands_in(command)
     except ShellSyntaxError as exc:
-        return Verdict(policy.default, f"the command cannot be read ({exc}); the default "
-                       f"is {policy.default}")
+        return Verdict(
+            policy.default, f"the command cannot be read ({exc}); the default is {policy.default}"
+        )
     if not parts:
         return Verdict(policy.default, f"no command found; the default is {policy.default}")
     verdicts = [_judge(policy, part) for part in parts]
@@ -160,8 +172,11 @@ def check_command(policy: Policy, command) -> Verdict:
 def _judge(policy: Policy, part: Part) -> Verdict:
     matching = [rule for rule in policy.rules if rule.matches(part)]
     if not matching:
-        why = ("it depends on what the shell expands at run time, so no allow rule applies"
-               if part.dynamic else "no rule matches it")
+        why = (
+            "it depends on what the shell expands at run time, so no allow rule applies"
+            if part.dynamic
+            else "no rule matches it"
+        )
         return Verdict(policy.default, f"`{part}`: {why}; the default is {policy.default}")
     rule = max(matching, key=lambda rule: ACTIONS.index(rule.action))
     return Verdict(rule.action, f"`{part}` matches the rule '{rule}'", str(rule))
@@ -262,13 +277,13 @@ class _Scanner:
                 if text[i + 1] == "\n":
                     i += 2  # a line continuation
                     continue
-                word = (word or "") + text[i + 1:i + 2]
+                word = (word or "") + text[i + 1 : i + 2]
                 i += 2
             elif c == "'":
                 close = text.find("'", i + 1)
                 if close < 0:
                     raise ShellSyntaxError("a single quote is not closed")
-                word = (word or "") + text[i + 1:close]
+                word = (word or "") + text[i + 1 : close]
                 i = close + 1
             elif c == '"':
                 word = word or ""
@@ -280,7 +295,7 @@ class _Scanner:
                     if c == '"':
                         i += 1
                         break
-                    if c == "\\" and text[i + 1:i + 2] in ('"', "\\", "$", "`", "\n"):
+                    if c == "\\" and text[i + 1 : i + 2] in ('"', "\\", "$", "`", "\n"):
                         word += text[i + 1]
                         i += 2
                     elif c in "$`":
@@ -296,8 +311,9 @@ class _Scanner:
                 i, expanded = self.expansion(i)
                 word = (word or "") + text[start:i]
                 dynamic = dynamic or expanded
-            elif text.startswith(_REDIRECTIONS, i) or (c.isdigit() and word is None
-                                                       and _redirection_after_digits(text, i)):
+            elif text.startswith(_REDIRECTIONS, i) or (
+                c.isdigit() and word is None and _redirection_after_digits(text, i)
+            ):
                 end_word()
                 j = i
                 while text[j].isdigit():
@@ -305,9 +321,9 @@ class _Scanner:
                 operator = next(op for op in _REDIRECTIONS if text.startswith(op, j))
                 if operator in ("<<", "<<<"):
                     dynamic = True  # a here-document: its text is data the gate does not read
-                redirect = text[i:j + len(operator)]
+                redirect = text[i : j + len(operator)]
                 i = j + len(operator)
-                if operator.endswith("&") and (text[i:i + 1].isdigit() or text[i:i + 1] == "-"):
+                if operator.endswith("&") and (text[i : i + 1].isdigit() or text[i : i + 1] == "-"):
                     redirect = None  # 2>&1, >&-: joins or closes a stream, touches no file
                     i += 1
             elif text.startswith(_SEPARATORS, i):
@@ -338,7 +354,7 @@ class _Scanner:
         text = self.text
         if text[i] == "`":
             return _Scanner(text, self.parts).scan(i + 1, closing="`"), True
-        following = text[i + 1:i + 2]
+        following = text[i + 1 : i + 2]
         if following == "(":
             return _Scanner(text, self.parts).scan(i + 2, closing=")"), True
         if following == "{":
@@ -373,6 +389,7 @@ def _is_assignment(word: str) -> bool:
 @dataclass(frozen=True)
 class Decision:
     """The gate's last word on one call: run it or not, and who said so."""
+
     allowed: bool
     verdict: Verdict
     by: str  # "policy", "answer", "person" or "nobody" (an ask with no one to answer)
@@ -380,20 +397,28 @@ class Decision:
 
     def event_fields(self) -> dict:
         """What a ``permission`` event records."""
-        return {"command": self.command, "verdict": self.verdict.action,
-                "decision": "allow" if self.allowed else "deny", "by": self.by,
-                "rule": self.verdict.rule, "reason": self.verdict.reason,
-                "parts": [list(words) for words in self.verdict.parts]}
+        return {
+            "command": self.command,
+            "verdict": self.verdict.action,
+            "decision": "allow" if self.allowed else "deny",
+            "by": self.by,
+            "rule": self.verdict.rule,
+            "reason": self.verdict.reason,
+            "parts": [list(words) for words in self.verdict.parts],
+        }
 
     def tool_result(self) -> dict:
         """What the model reads instead of a result when the call was denied."""
         # the same words whether a person clicked or a recorded answer stood in for one,
         # so a replayed run sends the model exactly what the recorded run sent
         who = {"policy": "by the policy", "nobody": "because no one could approve it"}.get(
-            self.by, "by the person asked")
-        return {"error": f"denied by the permission gate ({who}): {self.verdict.reason}. "
-                         "The command did not run; do not retry it, try another way "
-                         "or finish with what you have."}
+            self.by, "by the person asked"
+        )
+        return {
+            "error": f"denied by the permission gate ({who}): {self.verdict.reason}. "
+            "The command did not run; do not retry it, try another way "
+            "or finish with what you have."
+        }
 
 
 class Gate:
@@ -422,8 +447,11 @@ class Gate:
 def describe(name, arguments) -> str:
     """The exact call as a person should see it: a command line, or the tool and its JSON."""
     command = arguments.get("command") if isinstance(arguments, dict) else None
-    if name == "run_command" and isinstance(command, list) and all(
-            isinstance(word, str) for word in command):
+    if (
+        name == "run_command"
+        and isinstance(command, list)
+        and all(isinstance(word, str) for word in command)
+    ):
         return shlex.join(command)
     return f"{name} {json.dumps(arguments, ensure_ascii=False)}"
 
@@ -437,8 +465,10 @@ class Answers:
 
     def __init__(self, given):
         if isinstance(given, str) or not isinstance(given, (list, tuple, dict)):
-            raise TypeError(f"answers are a list such as ['allow', 'deny'] (used in order) or a "
-                            f"dict from command to answer, not {type(given).__name__} {given!r:.60}")
+            raise TypeError(
+                f"answers are a list such as ['allow', 'deny'] (used in order) or a "
+                f"dict from command to answer, not {type(given).__name__} {given!r:.60}"
+            )
         values = list(given.values()) if isinstance(given, dict) else list(given)
         for answer in values:
             if answer not in ("allow", "deny"):

@@ -25,8 +25,16 @@ from __future__ import annotations
 
 from time import monotonic
 
-from .contracts import (Chat, ModelStart, Permission, Stopped, Tools, ToolResult, ToolStart,
-                        tool_names)
+from .contracts import (
+    Chat,
+    ModelStart,
+    Permission,
+    Stopped,
+    ToolResult,
+    Tools,
+    ToolStart,
+    tool_names,
+)
 from .formats import format_of
 from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
@@ -36,8 +44,9 @@ MAX_TURNS = 8  # the default budget of model requests for one attempt
 TOOL_ERRORS = (ValueError, TypeError, OSError)
 
 
-def agent_events(chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS,
-                 gate=None, budget=None):
+def agent_events(
+    chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS, gate=None, budget=None
+):
     """Run one attempt at ``task`` and yield its events.
 
     ``chat(messages, tool_schemas)`` returns an iterator of the model's streamed chunks,
@@ -106,21 +115,36 @@ def _close(stream) -> None:
 
 def _run(chat, tools, task, max_turns, gate, budget):
     wire = format_of(chat)
-    messages = [freeze({"role": "system", "content": SYSTEM_PROMPT}),
-                freeze({"role": "user", "content": task})]
+    messages = [
+        freeze({"role": "system", "content": SYSTEM_PROMPT}),
+        freeze({"role": "user", "content": task}),
+    ]
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
     names = tool_names(schemas)
     calls_run = 0
 
     def stopped(reason, turns, detail, **extra) -> Stopped:
-        return Stopped(type="stopped", time=monotonic(), reason=reason, turns=turns,
-                       tool_calls=calls_run, detail=detail, messages=list(messages), **extra)
+        return Stopped(
+            type="stopped",
+            time=monotonic(),
+            reason=reason,
+            turns=turns,
+            tool_calls=calls_run,
+            detail=detail,
+            messages=list(messages),
+            **extra,
+        )
 
     for turn_number in range(1, max_turns + 1):
         if budget is not None:
             messages = [freeze(message) for message in budget(list(messages))]
-        yield ModelStart(type="model_start", time=monotonic(), turn=turn_number,
-                         tools=list(names), messages=list(messages))
+        yield ModelStart(
+            type="model_start",
+            time=monotonic(),
+            turn=turn_number,
+            tools=list(names),
+            messages=list(messages),
+        )
         assembler = wire.assembler()
         reply = model_reply(chat, list(messages), schemas)
         try:
@@ -129,12 +153,18 @@ def _run(chat, tools, task, max_turns, gate, budget):
                 if assembler.problem:
                     break
                 if text:  # a TextDelta, written as a literal: this runs once per fragment
-                    yield {"type": "text_delta", "time": monotonic(), "turn": turn_number,
-                           "text": text}
+                    yield {
+                        "type": "text_delta",
+                        "time": monotonic(),
+                        "turn": turn_number,
+                        "text": text,
+                    }
         except ModelFailed as failure:
             exc = failure.error
             error = str(exc) or type(exc).__name__
-            what = getattr(exc, "stop_detail", None) or "the model call failed"  # e.g. a replay mismatch
+            what = (
+                getattr(exc, "stop_detail", None) or "the model call failed"
+            )  # e.g. a replay mismatch
             yield stopped("model_error", turn_number, f"{what}: {error}", error=error)
             return
         finally:
@@ -153,25 +183,42 @@ def _run(chat, tools, task, max_turns, gate, budget):
             if turn.text.strip():
                 yield stopped("assistant_finished", turn_number, "the model gave its final answer")
             else:
-                yield stopped("empty_response", turn_number, "the reply had no text and no tool calls")
+                yield stopped(
+                    "empty_response", turn_number, "the reply had no text and no tool calls"
+                )
             return
 
         results = []
         for call in turn.calls:
-            yield ToolStart(type="tool_start", time=monotonic(), turn=turn_number, name=call.name,
-                            arguments=call.arguments)
+            yield ToolStart(
+                type="tool_start",
+                time=monotonic(),
+                turn=turn_number,
+                name=call.name,
+                arguments=call.arguments,
+            )
             decision = gate.review(call.name, call.arguments) if gate is not None else None
             if decision is not None:
-                yield Permission(type="permission", time=monotonic(), turn=turn_number,
-                                 name=call.name, **decision.event_fields())
+                yield Permission(
+                    type="permission",
+                    time=monotonic(),
+                    turn=turn_number,
+                    name=call.name,
+                    **decision.event_fields(),
+                )
             if decision is None or decision.allowed:
                 result = call_tool(tools, call.name, call.arguments)
                 calls_run += 1
             else:
                 result = decision.tool_result()
             results.append(result)
-            yield ToolResult(type="tool_result", time=monotonic(), turn=turn_number,
-                             name=call.name, result=result)
+            yield ToolResult(
+                type="tool_result",
+                time=monotonic(),
+                turn=turn_number,
+                name=call.name,
+                result=result,
+            )
         messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
     yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")

@@ -63,18 +63,24 @@ class OpenAIAssembler(FragmentAssembler):
 
     def _fold_choice(self, choice) -> str:
         need(isinstance(choice, dict), "a choice is not an object")
-        need(choice.get("index", 0) == 0, f"choice {choice.get('index')!r}: the harness asks "
-                                          "for one choice, numbered 0")
-        need(self.finish_reason is None,
-             f"it arrived after the reply's finish_reason ({self.finish_reason!r})")
+        need(
+            choice.get("index", 0) == 0,
+            f"choice {choice.get('index')!r}: the harness asks for one choice, numbered 0",
+        )
+        need(
+            self.finish_reason is None,
+            f"it arrived after the reply's finish_reason ({self.finish_reason!r})",
+        )
         whole = "delta" not in choice and "message" in choice  # a non-streamed completion
         delta = choice.get("message" if whole else "delta")
         need(isinstance(delta, dict), "choices[0] has no 'delta' object")
         text = delta.get("content")
         need(text is None or isinstance(text, str), f"delta.content is {kind(text)}, not text")
         entries = delta.get("tool_calls")
-        need(entries is None or isinstance(entries, list),
-             f"delta.tool_calls is {kind(entries)}, not a list")
+        need(
+            entries is None or isinstance(entries, list),
+            f"delta.tool_calls is {kind(entries)}, not a list",
+        )
         for position, entry in enumerate(entries or []):
             self._fold_call(entry, position if whole else None)
         reason = choice.get("finish_reason")
@@ -89,21 +95,29 @@ class OpenAIAssembler(FragmentAssembler):
         (A whole completion's calls have no index: their position is their index.)"""
         need(isinstance(entry, dict), "a tool_calls entry is not an object")
         index = entry.get("index", position)
-        need(type(index) is int and index >= 0,
-             "a tool_calls entry has no 'index', which says which call it belongs to")
+        need(
+            type(index) is int and index >= 0,
+            "a tool_calls entry has no 'index', which says which call it belongs to",
+        )
         function = entry.get("function") or {}
         need(isinstance(function, dict), f"tool call {index}: 'function' is {kind(function)}")
         call_id, name, part = entry.get("id"), function.get("name"), function.get("arguments")
         call = self.calls.get(index)
         if call is None:
             need(isinstance(call_id, str) and call_id, f"tool call {index} starts without an 'id'")
-            need(isinstance(name, str) and name, f"tool call {index} starts without a function name")
+            need(
+                isinstance(name, str) and name, f"tool call {index} starts without a function name"
+            )
             call = self.calls[index] = CallSoFar(call_id, name)
         else:  # later entries may repeat the id and name, never change them
-            need(call_id in (None, "", call.id) and name in (None, "", call.name),
-                 f"tool call {index} changes its id or name part-way")
-        need(part is None or isinstance(part, str),
-             f"the arguments of tool call {index} are {kind(part)}, not JSON text")
+            need(
+                call_id in (None, "", call.id) and name in (None, "", call.name),
+                f"tool call {index} changes its id or name part-way",
+            )
+        need(
+            part is None or isinstance(part, str),
+            f"the arguments of tool call {index} are {kind(part)}, not JSON text",
+        )
         if part:
             call.parts.append(part)
 
@@ -128,9 +142,12 @@ class OpenAIAssembler(FragmentAssembler):
         problem, unfinished, parsed = self.problem, self.unfinished(), []
         if problem is None and unfinished is None:  # complete: now the arguments are JSON
             try:
-                parsed = [ToolCall(call_id, name,
-                                   parse_arguments(arguments, f"tool call {index} ({name!r})"))
-                          for index, (call_id, name, arguments) in zip(sorted(self.calls), calls)]
+                parsed = [
+                    ToolCall(
+                        call_id, name, parse_arguments(arguments, f"tool call {index} ({name!r})")
+                    )
+                    for index, (call_id, name, arguments) in zip(sorted(self.calls), calls)
+                ]
             except Malformed as exc:
                 problem = f"at the end of the reply: {exc}"
                 parsed = []
@@ -139,11 +156,16 @@ class OpenAIAssembler(FragmentAssembler):
         message = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = [
-                {"id": call_id, "type": "function",
-                 "function": {"name": name, "arguments": arguments}}
-                for call_id, name, arguments in calls]
-        return AssembledTurn(freeze(message), text, parsed, problem, unfinished,
-                             self.finish_reason, self.chunks)
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for call_id, name, arguments in calls
+            ]
+        return AssembledTurn(
+            freeze(message), text, parsed, problem, unfinished, self.finish_reason, self.chunks
+        )
 
 
 def tool_message(call_id: str, result) -> Message:

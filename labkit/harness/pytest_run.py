@@ -33,8 +33,11 @@ COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test
 #: Where a child subreaper exists (Linux), pytest runs under ours; -I keeps the copy's
 #: files (the model's) off its import path, and -S site-packages, which the reaper (standard
 #: library only) does without: a third less start-up, on every test run and command.
-REAPER = ([sys.executable, "-I", "-S", str(Path(__file__).with_name("reaper.py"))]
-          if sys.platform.startswith("linux") else [])
+REAPER = (
+    [sys.executable, "-I", "-S", str(Path(__file__).with_name("reaper.py"))]
+    if sys.platform.startswith("linux")
+    else []
+)
 
 
 @dataclass(frozen=True)
@@ -51,19 +54,32 @@ def child_environment() -> dict:
 
 def run_pytest(root: Path, *, timeout: float, tail_bytes: int = 8000) -> PytestRun:
     """Run pytest in ``root`` and return its exit code and the last ``tail_bytes`` of output."""
-    group = {"start_new_session": True} if os.name == "posix" else {
-        "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    group = (
+        {"start_new_session": True}
+        if os.name == "posix"
+        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    )
     process = subprocess.Popen(
-        REAPER + COMMAND, cwd=root, env=child_environment(),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **group)
+        REAPER + COMMAND,
+        cwd=root,
+        env=child_environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        **group,
+    )
     tail = deque()
-    reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True)
+    reader = threading.Thread(
+        target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True
+    )
     reader.start()
     try:
         timed_out = wait_and_sweep(process, timeout)
     finally:
         reader.join(timeout=5)
-    output = without_durations(b"".join(tail.copy())[-tail_bytes:].decode("utf-8", errors="replace"))
+    output = without_durations(
+        b"".join(tail.copy())[-tail_bytes:].decode("utf-8", errors="replace")
+    )
     if timed_out:
         output += f"\n[labkit: the test run was stopped after {timeout:g} s]"
     if reader.is_alive():  # a process we could not stop still holds the output open

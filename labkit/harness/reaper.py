@@ -1,4 +1,5 @@
-"""Run a command, then end every process it left behind: ``python -I -S reaper.py COMMAND...`` (Linux).
+"""Run a command, then end every process it left behind (Linux):
+``python -I -S reaper.py COMMAND...``.
 
 The reaper makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): any
 process started under it that loses its parent (``setsid()``, a double fork, a chain
@@ -77,6 +78,7 @@ def kill_every_child(seconds: float = CLEANUP_SECONDS) -> bool:
 def main(command: list) -> None:
     def stop(signum, frame):
         raise Stop
+
     signal.signal(signal.SIGTERM, stop)
     become_subreaper()  # if refused, orphans escape as they would without the reaper
     try:

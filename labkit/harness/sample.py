@@ -31,7 +31,9 @@ def sample_copy():
     """Yield the path of a fresh copy of the sample repository; remove it afterwards."""
     with tempfile.TemporaryDirectory(prefix="labkit-") as tmp:
         copy = Path(tmp) / "sample_repo"
-        shutil.copytree(SAMPLE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+        shutil.copytree(
+            SAMPLE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
+        )
         yield copy
 
 

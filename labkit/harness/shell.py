@@ -28,8 +28,8 @@ from .pytest_run import REAPER, child_environment, wait_and_sweep
 from .tools import TEST_TIMEOUT, RepoTools
 
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
-MAX_TIMEOUT = 60.0      # the most a model may ask for
-MAX_OUTPUT = 4_000      # bytes of each stream the model sees: the first and last 2,000
+MAX_TIMEOUT = 60.0  # the most a model may ask for
+MAX_OUTPUT = 4_000  # bytes of each stream the model sees: the first and last 2,000
 PYTHON_NAMES = ("python", "python3")  # run as the harness's own interpreter (see _program)
 
 SCHEMA = {
@@ -39,7 +39,7 @@ SCHEMA = {
         "description": (
             "Run one program in the repository's folder and return its exit_code, stdout and "
             "stderr. Give the program and each argument as separate items, for example "
-            "[\"python\", \"-m\", \"pytest\", \"-q\"]. There is no shell: pipes, ';', '&&', "
+            '["python", "-m", "pytest", "-q"]. There is no shell: pipes, \';\', \'&&\', '
             "redirections, '*' and variables are passed as plain text, and 'cd' does not "
             "exist. Each call starts afresh in the repository's folder. 'python' is the "
             "Python this repository is tested with (pytest is installed). Long output is cut "
@@ -49,13 +49,17 @@ SCHEMA = {
             "type": "object",
             "properties": {
                 "command": {
-                    "type": "array", "items": {"type": "string"}, "minItems": 1,
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
                     "description": "The program to run, then its arguments, one item each.",
                 },
                 "timeout": {
-                    "type": "number", "minimum": 1, "maximum": MAX_TIMEOUT,
+                    "type": "number",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT,
                     "description": f"Seconds to wait before stopping the command "
-                                   f"(default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}).",
+                    f"(default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}).",
                 },
             },
             "required": ["command"],
@@ -67,14 +71,15 @@ SCHEMA = {
 
 @dataclass(frozen=True)
 class CommandRun:
-    exit_code: int        # negative: killed by that signal (-9 after a timeout)
+    exit_code: int  # negative: killed by that signal (-9 after a timeout)
     stdout: str
     stderr: str
     timed_out: bool
 
 
-def run_command(root, command, *, timeout: float = DEFAULT_TIMEOUT,
-                limit: int = MAX_OUTPUT) -> CommandRun:
+def run_command(
+    root, command, *, timeout: float = DEFAULT_TIMEOUT, limit: int = MAX_OUTPUT
+) -> CommandRun:
     """Run the argument list ``command`` in ``root`` and return what it did.
 
     Raises ``TypeError``/``ValueError`` for a malformed command or timeout and
@@ -85,17 +90,28 @@ def run_command(root, command, *, timeout: float = DEFAULT_TIMEOUT,
     timeout = _checked_timeout(timeout)
     env = child_environment()
     program = _program(command[0], Path(root), env)
-    group = {"start_new_session": True} if os.name == "posix" else {
-        "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    group = (
+        {"start_new_session": True}
+        if os.name == "posix"
+        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    )
     try:
         process = subprocess.Popen(
-            REAPER + [program, *command[1:]], cwd=Path(root), env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group)
+            REAPER + [program, *command[1:]],
+            cwd=Path(root),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **group,
+        )
     except PermissionError:
         raise PermissionError(f"{command[0][:200]!r} is not a program that can be run") from None
     ends = {name: _Ends(limit // 2) for name in ("stdout", "stderr")}
-    readers = [threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
-               for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))]
+    readers = [
+        threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
+        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+    ]
     for reader in readers:
         reader.start()
     try:
@@ -125,16 +141,24 @@ class ShellTools:
         if name != "run_command":
             return self.repo.invoke(name, arguments)
         if not isinstance(arguments, dict):
-            raise TypeError(f"arguments for run_command must be a JSON object, "
-                            f"not {type(arguments).__name__}")
+            raise TypeError(
+                f"arguments for run_command must be a JSON object, not {type(arguments).__name__}"
+            )
         extra = set(arguments) - {"command", "timeout"}
         if extra or "command" not in arguments:
-            raise TypeError("run_command takes 'command' (a list of strings) and optionally "
-                            f"'timeout'; got {sorted(arguments)}")
-        run = run_command(self.root, arguments["command"],
-                          timeout=arguments.get("timeout", DEFAULT_TIMEOUT))
-        return {"exit_code": run.exit_code, "timed_out": run.timed_out,
-                "stdout": run.stdout, "stderr": run.stderr}
+            raise TypeError(
+                "run_command takes 'command' (a list of strings) and optionally "
+                f"'timeout'; got {sorted(arguments)}"
+            )
+        run = run_command(
+            self.root, arguments["command"], timeout=arguments.get("timeout", DEFAULT_TIMEOUT)
+        )
+        return {
+            "exit_code": run.exit_code,
+            "timed_out": run.timed_out,
+            "stdout": run.stdout,
+            "stderr": run.stderr,
+        }
 
 
 def _program(name: str, root: Path, env: dict) -> str:
@@ -145,28 +169,39 @@ def _program(name: str, root: Path, env: dict) -> str:
     with pytest installed, so the same command gives the same output everywhere."""
     if name in PYTHON_NAMES:
         return sys.executable
-    found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else (
-        str(root / name) if os.access(root / name, os.X_OK) and (root / name).is_file() else None)
+    found = (
+        shutil.which(name, path=env.get("PATH"))
+        if os.sep not in name
+        else (
+            str(root / name)
+            if os.access(root / name, os.X_OK) and (root / name).is_file()
+            else None
+        )
+    )
     if found is None:
-        raise FileNotFoundError(f"no program named {name[:200]!r} was found on PATH; "
-                                "there is no shell, so give the program itself, e.g. "
-                                "[\"python\", \"-m\", \"pytest\"]")
+        raise FileNotFoundError(
+            f"no program named {name[:200]!r} was found on PATH; "
+            "there is no shell, so give the program itself, e.g. "
+            '["python", "-m", "pytest"]'
+        )
     return found
 
 
 def _checked_command(command) -> list:
     if isinstance(command, str):
-        raise TypeError("'command' must be a list of strings, one per argument, not one "
-                        f"string: e.g. {command.split()[:4]!r}")
+        raise TypeError(
+            "'command' must be a list of strings, one per argument, not one "
+            f"string: e.g. {command.split()[:4]!r}"
+        )
     if not isinstance(command, list) or not command:
         raise TypeError("'command' must be a non-empty list of strings")
     for item in command:
         if not isinstance(item, str):
-            raise TypeError(f"every item of 'command' must be a string, not "
-                            f"{type(item).__name__}")
+            raise TypeError(f"every item of 'command' must be a string, not {type(item).__name__}")
         if "\0" in item:
-            raise ValueError("an argument of 'command' contains a NUL byte, which no "
-                             "program can receive")
+            raise ValueError(
+                "an argument of 'command' contains a NUL byte, which no program can receive"
+            )
     if not command[0]:
         raise ValueError("the program name (the first item of 'command') is empty")
     return list(command)
@@ -176,8 +211,9 @@ def _checked_timeout(timeout) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"'timeout' must be a number of seconds, not {type(timeout).__name__}")
     if not 1 <= timeout <= MAX_TIMEOUT:  # also refuses NaN
-        raise ValueError(f"'timeout' must be between 1 and {MAX_TIMEOUT:g} seconds, "
-                         f"got {timeout!r}")
+        raise ValueError(
+            f"'timeout' must be between 1 and {MAX_TIMEOUT:g} seconds, got {timeout!r}"
+        )
     return float(timeout)
 
 
@@ -206,8 +242,11 @@ class _Ends:
                 self.tail_size -= len(self.tail.popleft())
 
     def text(self) -> str:
-        tail = b"".join(self.tail)[-self.keep:] if self.keep else b""
+        tail = b"".join(self.tail)[-self.keep :] if self.keep else b""
         cut = self.total - len(self.head) - len(tail)
         middle = marker(cut, "bytes") if cut else ""
-        return (self.head.decode("utf-8", errors="replace") + middle
-                + tail.decode("utf-8", errors="replace"))
+        return (
+            self.head.decode("utf-8", errors="replace")
+            + middle
+            + tail.decode("utf-8", errors="replace")
+        )

@@ -40,8 +40,11 @@ SCHEMAS = [
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "enum": list(READABLE),
-                             "description": "The file to read, relative to the repository root."},
+                    "path": {
+                        "type": "string",
+                        "enum": list(READABLE),
+                        "description": "The file to read, relative to the repository root.",
+                    },
                     **READ_RANGE_PROPERTIES,
                 },
                 "required": ["path"],
@@ -56,7 +59,8 @@ SCHEMAS = [
             "description": (
                 f"Edit {SOURCE_FILE} by replacing one exact piece of its text. 'old' must appear "
                 "exactly once in the file, copied character for character (spaces included) from "
-                "your last read_file; if it is not found, read the file again. Never edit the tests."
+                "your last read_file; if it is not found, read the file again. Never edit "
+                "the tests."
             ),
             "parameters": {
                 "type": "object",
@@ -91,18 +95,23 @@ class RepoTools:
     def __init__(self, root, *, test_timeout: float = TEST_TIMEOUT):
         self.root = Path(root).resolve()
         self.test_timeout = test_timeout
-        self._handlers = {"read_file": self.read_file, "replace_text": self.replace_text,
-                          "run_tests": self.run_tests}
+        self._handlers = {
+            "read_file": self.read_file,
+            "replace_text": self.replace_text,
+            "run_tests": self.run_tests,
+        }
 
     def invoke(self, name, arguments):
         """Run the tool called ``name`` with a dict of ``arguments`` and return its result."""
         handler = self._handlers.get(name) if isinstance(name, str) else None
         if handler is None:
-            raise ValueError(f"unknown tool {_shown(name)}; the tools are: "
-                             f"{', '.join(self._handlers)}")
+            raise ValueError(
+                f"unknown tool {_shown(name)}; the tools are: {', '.join(self._handlers)}"
+            )
         if not isinstance(arguments, dict):
-            raise TypeError(f"arguments for {name} must be a JSON object, "
-                            f"not {type(arguments).__name__}")
+            raise TypeError(
+                f"arguments for {name} must be a JSON object, not {type(arguments).__name__}"
+            )
         _check_arguments(name, arguments)
         return handler(**arguments)
 
@@ -114,29 +123,41 @@ class RepoTools:
             text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {info.st_size} bytes]"
         if offset is None and limit is None:
             return {"path": path, "content": text}
-        return numbered_lines(path, text, offset=1 if offset is None else offset,
-                              limit=MAX_LINES if limit is None else limit)
+        return numbered_lines(
+            path,
+            text,
+            offset=1 if offset is None else offset,
+            limit=MAX_LINES if limit is None else limit,
+        )
 
     def replace_text(self, old, new):
         if not old:
             raise ValueError("'old' is empty; copy the exact lines to replace from read_file")
         if len(new) > MAX_FILE_BYTES:
-            raise ValueError(f"'new' is {len(new)} characters; an edit may be at most "
-                             f"{MAX_FILE_BYTES}")
+            raise ValueError(
+                f"'new' is {len(new)} characters; an edit may be at most {MAX_FILE_BYTES}"
+            )
         data, info = self._read(SOURCE_FILE, allowed=(SOURCE_FILE,))
         if info.st_size > MAX_FILE_BYTES:
-            raise ValueError(f"{SOURCE_FILE} is {info.st_size} bytes, more than the {MAX_FILE_BYTES} "
-                             "an edit may work on; it is not the sample's file any more")
+            raise ValueError(
+                f"{SOURCE_FILE} is {info.st_size} bytes, more than the {MAX_FILE_BYTES} "
+                "an edit may work on; it is not the sample's file any more"
+            )
         text = data.decode("utf-8")
         found = text.count(old)
         if found != 1:
             where = "does not occur" if found == 0 else f"occurs {found} times"
-            raise ValueError(f"'old' {where} in {SOURCE_FILE}; it must occur exactly once. "
-                             "Read the file again and copy the exact text, with more "
-                             "surrounding lines if needed.")
+            raise ValueError(
+                f"'old' {where} in {SOURCE_FILE}; it must occur exactly once. "
+                "Read the file again and copy the exact text, with more "
+                "surrounding lines if needed."
+            )
         # atomic, through a fresh temporary file; an edit keeps the file's permissions
-        write_atomically(self.root / SOURCE_FILE, text.replace(old, new, 1).encode("utf-8"),
-                         mode=info.st_mode & 0o777)
+        write_atomically(
+            self.root / SOURCE_FILE,
+            text.replace(old, new, 1).encode("utf-8"),
+            mode=info.st_mode & 0o777,
+        )
         return {"path": SOURCE_FILE, "replaced": 1}
 
     def run_tests(self):
@@ -150,10 +171,12 @@ class RepoTools:
         link, a loop of links, a pipe, a folder, gone) is an ``OSError`` the model reads.
         """
         if path not in allowed:
-            raise ValueError(f"path {_shown(path)} is not allowed; use one of: "
-                             f"{', '.join(allowed)}")
-        refusal = OSError(f"{path} is not a regular file inside the repository copy "
-                          "(it is missing, or a link)")
+            raise ValueError(
+                f"path {_shown(path)} is not allowed; use one of: {', '.join(allowed)}"
+            )
+        refusal = OSError(
+            f"{path} is not a regular file inside the repository copy (it is missing, or a link)"
+        )
         try:
             fd = _open_without_links(self.root / path)
         except (OSError, RuntimeError, ValueError):  # ELOOP, ENOENT, ENOTDIR, a symlink loop...
@@ -202,10 +225,14 @@ def _check_arguments(name: str, arguments: dict) -> None:
     extra = set(arguments) - expected
     missing = set(parameters.get("required", [])) - set(arguments)
     if extra or missing:
-        problems = [f"unexpected {_shown(sorted(extra))}" if extra else "",
-                    f"missing {sorted(missing)}" if missing else ""]
-        raise TypeError(f"{name} takes {sorted(expected) or 'no arguments'}: "
-                        + "; ".join(p for p in problems if p))
+        problems = [
+            f"unexpected {_shown(sorted(extra))}" if extra else "",
+            f"missing {sorted(missing)}" if missing else "",
+        ]
+        raise TypeError(
+            f"{name} takes {sorted(expected) or 'no arguments'}: "
+            + "; ".join(p for p in problems if p)
+        )
     for key, value in arguments.items():
         # strings are checked here; numbers where they are used (numbered_lines)
         if parameters["properties"][key]["type"] == "string" and not isinstance(value, str):

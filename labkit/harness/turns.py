@@ -63,8 +63,10 @@ class Turn:
     @property
     def calls(self) -> list:
         """The tool calls, each a :class:`ToolCall` (Ollama sends them whole)."""
-        return [ToolCall(call.get("id"), call["function"]["name"], call["function"]["arguments"])
-                for call in self.tool_calls]
+        return [
+            ToolCall(call.get("id"), call["function"]["name"], call["function"]["arguments"])
+            for call in self.tool_calls
+        ]
 
 
 @dataclass
@@ -158,8 +160,10 @@ def _problem_with(chunk, number: int, after_done: bool) -> str | None:
                 return f"chunk {number}: tool call {index} has no function name"
             arguments = function.get("arguments")
             if not isinstance(arguments, dict):
-                return (f"chunk {number}: the arguments of tool call {index} ({name[:100]!r}) are "
-                        f"{_kind(arguments)}, not a JSON object")
+                return (
+                    f"chunk {number}: the arguments of tool call {index} ({name[:100]!r}) are "
+                    f"{_kind(arguments)}, not a JSON object"
+                )
     done = chunk.get("done", False)
     if done is not True and done is not False:
         return f"chunk {number}: 'done' is {done!r}, not true or false"

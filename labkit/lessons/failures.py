@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import copy
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..harness.loop import MAX_TURNS, agent_events
 from ..harness.prompt import REPAIR_TASK
@@ -46,14 +46,16 @@ def failure_cases() -> dict:
             "arrives, then the stream simply ends.",
             "Without a `done` chunk the turn is incomplete, so its tool call is never run: "
             "the loop stops with incomplete_model_turn after 0 tool calls.",
-            lambda: _repair_first_turn(_drop_done)),
+            lambda: _repair_first_turn(_drop_done),
+        ),
         FailureCase(
             "length",
             "The repair's first turn, but its final chunk says done_reason 'length': the "
             "server cut the reply at the output-length limit.",
             "A reply cut by the length limit may be missing part of a tool call, so the loop "
             "refuses it: incomplete_model_turn, no tool run.",
-            lambda: _repair_first_turn(_cut_by_length)),
+            lambda: _repair_first_turn(_cut_by_length),
+        ),
         FailureCase(
             "unknown_tool",
             "The model asks for a tool called grep, which does not exist, then answers with "
@@ -61,35 +63,40 @@ def failure_cases() -> dict:
             "An unknown tool is not a crash: it becomes an {'error': ...} result, the model "
             "reads it in the next request and ends with text, so the stop is "
             "assistant_finished.",
-            _unknown_tool_chat),
+            _unknown_tool_chat,
+        ),
         FailureCase(
             "false_claim",
             "false_claim.json: the model reads the file, then announces that the tests pass "
             "without editing anything.",
             "assistant_finished only means the conversation ended with a final message; the "
             "independent check still fails.",
-            lambda: ReplayModel(load_recording("false_claim.json"))),
+            lambda: ReplayModel(load_recording("false_claim.json")),
+        ),
         FailureCase(
             "server_down",
             "OllamaModel, the live model, is pointed at a port where no server listens: the "
             "first model request cannot connect.",
             "The model call itself raised, so the loop reports model_error with the error "
             "text (what to do about it) and runs nothing.",
-            _server_down_chat),
+            _server_down_chat,
+        ),
         FailureCase(
             "empty_response",
             "The model thinks, then ends its turn normally (done, 'stop') without a word of "
             "text and without a tool call.",
             "A complete reply with neither text nor a tool call is neither an answer nor a "
             "request: empty_response.",
-            lambda: ScriptedChat([PlannedTurn(thinking="I am not sure what to do next.")])),
+            lambda: ScriptedChat([PlannedTurn(thinking="I am not sure what to do next.")]),
+        ),
         FailureCase(
             "malformed",
             "A broken server sends a chunk whose content is the number 42, with a read_file "
             "call on the same chunk.",
             "The loop stops at the first malformed chunk with malformed_model_turn and names "
             "it; nothing from that turn runs.",
-            lambda: _garbled),
+            lambda: _garbled,
+        ),
     ]
     return {case.name: case for case in cases}
 
@@ -97,8 +104,9 @@ def failure_cases() -> dict:
 def run_case(case: FailureCase) -> tuple[list, Checks]:
     """Run one case on a fresh copy of the sample: all its events, and the check after it."""
     with sample_copy() as root:
-        events = list(agent_events(case.chat(), RepoTools(root), REPAIR_TASK,
-                                   max_turns=case.max_turns))
+        events = list(
+            agent_events(case.chat(), RepoTools(root), REPAIR_TASK, max_turns=case.max_turns)
+        )
         return events, run_checks(root)
 
 
@@ -114,8 +122,12 @@ def bounded_outcome() -> dict:
         events = list(agent_events(model, RepoTools(root), recording["task"], max_turns=1))
         checks = run_checks(root)
     stop = events[-1]
-    return {"model_requests": model.requests, "tool_calls": stop["tool_calls"],
-            "stop_reason": stop["reason"], "final_exit_code": checks.exit_code}
+    return {
+        "model_requests": model.requests,
+        "tool_calls": stop["tool_calls"],
+        "stop_reason": stop["reason"],
+        "final_exit_code": checks.exit_code,
+    }
 
 
 def _repair_first_turn(change) -> ReplayModel:
@@ -134,15 +146,21 @@ def _cut_by_length(chunks: list) -> None:
 
 
 def _unknown_tool_chat() -> ScriptedChat:
-    return ScriptedChat([
-        PlannedTurn(thinking="I will search the file for PurePosixPath first.",
-                    tool_calls=[call("grep", pattern="PurePosixPath", path="path_rules.py")]),
-        PlannedTurn(thinking="There is no grep tool; the tools are read_file, replace_text "
-                             "and run_tests.",
-                    content="I asked for a grep tool, which does not exist here, so I made no "
-                            "change. The available tools are read_file, replace_text and "
-                            "run_tests."),
-    ])
+    return ScriptedChat(
+        [
+            PlannedTurn(
+                thinking="I will search the file for PurePosixPath first.",
+                tool_calls=[call("grep", pattern="PurePosixPath", path="path_rules.py")],
+            ),
+            PlannedTurn(
+                thinking="There is no grep tool; the tools are read_file, replace_text "
+                "and run_tests.",
+                content="I asked for a grep tool, which does not exist here, so I made no "
+                "change. The available tools are read_file, replace_text and "
+                "run_tests.",
+            ),
+        ]
+    )
 
 
 def _garbled(messages, tool_schemas):

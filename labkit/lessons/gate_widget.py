@@ -46,10 +46,12 @@ class ApprovalPanel(widgets.VBox):
     def __init__(self, *, wait: float = DEFAULT_WAIT):
         self.wait = wait
         self.question = widgets.HTML(IDLE)
-        self.approve = widgets.Button(description="Approve", button_style="success",
-                                      icon="check", disabled=True)
-        self.refuse = widgets.Button(description="Deny", button_style="danger", icon="times",
-                                     disabled=True)
+        self.approve = widgets.Button(
+            description="Approve", button_style="success", icon="check", disabled=True
+        )
+        self.refuse = widgets.Button(
+            description="Deny", button_style="danger", icon="times", disabled=True
+        )
         self.status = widgets.HTML()
         self.trace = widgets.HTML()
         self.approve.add_class("labkit-approve")
@@ -58,19 +60,24 @@ class ApprovalPanel(widgets.VBox):
         self._lines, self._answer, self._clicked = [], None, threading.Event()
         self.approve.on_click(lambda _: self._choose("allow"))
         self.refuse.on_click(lambda _: self._choose("deny"))
-        super().__init__([self.question, widgets.HBox([self.approve, self.refuse]),
-                          self.status, self.trace])
+        super().__init__(
+            [self.question, widgets.HBox([self.approve, self.refuse]), self.status, self.trace]
+        )
         self.add_class("labkit-approval")
 
     def __call__(self, command: str, verdict) -> str | None:
         if threading.current_thread() is threading.main_thread():
-            raise RuntimeError("ApprovalPanel would wait for a click that the kernel cannot "
-                               "read while this cell blocks: run the loop in a worker thread "
-                               "(panel.start(chat, gate), or await in_worker(...))")
+            raise RuntimeError(
+                "ApprovalPanel would wait for a click that the kernel cannot "
+                "read while this cell blocks: run the loop in a worker thread "
+                "(panel.start(chat, gate), or await in_worker(...))"
+            )
         self._answer = None
         self._clicked.clear()
-        self.question.value = (f"<b>The model asks to run:</b><pre>{html.escape(command)}</pre>"
-                               f"<small>{html.escape(verdict.reason)}</small>")
+        self.question.value = (
+            f"<b>The model asks to run:</b><pre>{html.escape(command)}</pre>"
+            f"<small>{html.escape(verdict.reason)}</small>"
+        )
         self.status.value = "<i>waiting for your decision; the command has not run</i>"
         self.approve.disabled = self.refuse.disabled = False
         self._clicked.wait(self.wait)
@@ -85,9 +92,11 @@ class ApprovalPanel(widgets.VBox):
             return
         self.approve.disabled = self.refuse.disabled = True
         self._answer = choice
-        self.status.value = ("<b>approved</b>: it runs now, with your permissions"
-                             if choice == "allow" else
-                             "<b>denied</b>: it does not run; the model is told why")
+        self.status.value = (
+            "<b>approved</b>: it runs now, with your permissions"
+            if choice == "allow"
+            else "<b>denied</b>: it does not run; the model is told why"
+        )
         self._clicked.set()
 
     def add(self, line: str) -> None:
@@ -98,6 +107,7 @@ class ApprovalPanel(widgets.VBox):
     def start(self, chat, gate, *, task: str = SHELL_TASK) -> threading.Thread:
         """Run the loop with ``chat`` and ``gate`` (the shell tools, a fresh copy of the
         sample) in a worker thread, writing each step into the panel; returns the thread."""
+
         def run():
             try:
                 with sample_copy() as root:
@@ -107,6 +117,7 @@ class ApprovalPanel(widgets.VBox):
                             self.add(line)
             except Exception as exc:  # shown where the learner looks, not lost in a thread
                 self.add(f"the run failed: {type(exc).__name__}: {exc}")
+
         worker = threading.Thread(target=run, daemon=True, name="labkit-approval")
         worker.start()
         return worker
@@ -115,8 +126,10 @@ class ApprovalPanel(widgets.VBox):
         """The live panel, and where no widget can be drawn, a line saying what it is."""
         bundle = super()._repr_mimebundle_(**kwargs) or {}
         bundle["text/plain"] = "ApprovalPanel: Approve / Deny for the gate's questions"
-        bundle["text/html"] = ("<p><i>Approve / Deny panel: run the notebook in JupyterLab to "
-                               "answer the gate's questions.</i></p>")
+        bundle["text/html"] = (
+            "<p><i>Approve / Deny panel: run the notebook in JupyterLab to "
+            "answer the gate's questions.</i></p>"
+        )
         return bundle
 
 

@@ -21,7 +21,9 @@ from ..recording.attempt import run_attempt
 from ..recording.format import load_recording
 from ..settings import DEFAULT_MODELS, PROVIDER_RECORDINGS, PROVIDERS
 
-REPLAY_INSTEAD = 'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
+REPLAY_INSTEAD = (
+    'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
+)
 
 
 class LessonError(RuntimeError):
@@ -32,9 +34,16 @@ class LessonError(RuntimeError):
         return [f"{type(self).__name__}: {self}"]
 
 
-def lesson_model(mode: str, *, recording=None, model: str | None = None,
-                 host: str | None = None, speed: float | None = None, provider: str = "ollama",
-                 base_url: str | None = None):
+def lesson_model(
+    mode: str,
+    *,
+    recording=None,
+    model: str | None = None,
+    host: str | None = None,
+    speed: float | None = None,
+    provider: str = "ollama",
+    base_url: str | None = None,
+):
     """The ``chat`` a lesson runs: a replay of ``recording``, or a live model of ``provider``.
 
     ``provider``: ``"ollama"`` (at ``host``), ``"openai"`` (any OpenAI-compatible server,
@@ -44,11 +53,11 @@ def lesson_model(mode: str, *, recording=None, model: str | None = None,
     call tools and think); if not, it raises :class:`LessonError` saying what to do.
     """
     if provider not in PROVIDERS:
-        raise ValueError(f"PROVIDER must be one of {', '.join(map(repr, PROVIDERS))}, not "
-                         f"{provider!r}")
+        raise ValueError(
+            f"PROVIDER must be one of {', '.join(map(repr, PROVIDERS))}, not {provider!r}"
+        )
     if mode == "replay":
-        return ReplayModel(load_recording(recording or PROVIDER_RECORDINGS[provider]),
-                           speed=speed)
+        return ReplayModel(load_recording(recording or PROVIDER_RECORDINGS[provider]), speed=speed)
     if mode != "live":
         raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
     from ..models.anthropic_model import AnthropicModel
@@ -118,8 +127,15 @@ def time_totals(spans) -> dict:
     return result
 
 
-def run_lesson(chat, *, max_turns: int = MAX_TURNS, task: str = REPAIR_TASK,
-               tools: str = "repo", gate=None, budget=None) -> LessonRun:
+def run_lesson(
+    chat,
+    *,
+    max_turns: int = MAX_TURNS,
+    task: str = REPAIR_TASK,
+    tools: str = "repo",
+    gate=None,
+    budget=None,
+) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
     ``tools``, ``gate`` and ``budget`` set up the harness as ``run_attempt`` does
@@ -128,12 +144,21 @@ def run_lesson(chat, *, max_turns: int = MAX_TURNS, task: str = REPAIR_TASK,
     :class:`LessonError` with the stop's detail: the cells after it study a run, and
     there is none to study.
     """
-    recording, events = run_attempt(chat, provenance=_provenance(chat), task=task,
-                                    max_turns=max_turns, tools=tools, gate=gate, budget=budget)
+    recording, events = run_attempt(
+        chat,
+        provenance=_provenance(chat),
+        task=task,
+        max_turns=max_turns,
+        tools=tools,
+        gate=gate,
+        budget=budget,
+    )
     stop = events[-1]
     if stop["reason"] == "model_error":
-        raise LessonError(f"the run stopped after {stop['turns']} model requests: "
-                          f"{stop['detail']} {REPLAY_INSTEAD}")
+        raise LessonError(
+            f"the run stopped after {stop['turns']} model requests: "
+            f"{stop['detail']} {REPLAY_INSTEAD}"
+        )
     return LessonRun(recording, events)
 
 

@@ -20,39 +20,61 @@ from functools import partial
 from html import escape
 
 from ..harness.budget import COMPACTED
-from .steps import (TAIL, ChunkStep, ConversationStep, FragmentStep, FragmentSteps, TurnSteps,
-                    tool_result, who_decided)
+from .steps import (
+    TAIL,
+    ChunkStep,
+    ConversationStep,
+    FragmentStep,
+    FragmentSteps,
+    TurnSteps,
+    tool_result,
+    who_decided,
+)
 
-WIRE_LIMIT = 2000   # characters of one wire line shown
-FOLD_LINES = 8      # lines of a long message shown before "show the rest"
-FOLD_CHARS = 800    # characters of a long message shown before "show the rest"
+WIRE_LIMIT = 2000  # characters of one wire line shown
+FOLD_LINES = 8  # lines of a long message shown before "show the rest"
+FOLD_CHARS = 800  # characters of a long message shown before "show the rest"
 
-ROLE_COLOURS = {"system": "107,114,128", "user": "37,99,235", "assistant": "22,163,74",
-                "tool": "217,119,6", "other": "127,127,127"}
+ROLE_COLOURS = {
+    "system": "107,114,128",
+    "user": "37,99,235",
+    "assistant": "22,163,74",
+    "tool": "217,119,6",
+    "other": "127,127,127",
+}
 DISPATCH_COLOURS = {"may": "22,163,74", "wait": "217,119,6", "refused": "220,38,38"}
 GATE_COLOURS = {"allow": "22,163,74", "deny": "220,38,38"}
 #: What the budget table calls each kind of text, and its colour.
-KIND_COLOURS = {"system": ROLE_COLOURS["system"], "user": ROLE_COLOURS["user"],
-                "assistant": ROLE_COLOURS["assistant"], "thinking": "147,51,234",
-                "tool_calls": "13,148,136", "tool": ROLE_COLOURS["tool"]}
+KIND_COLOURS = {
+    "system": ROLE_COLOURS["system"],
+    "user": ROLE_COLOURS["user"],
+    "assistant": ROLE_COLOURS["assistant"],
+    "thinking": "147,51,234",
+    "tool_calls": "13,148,136",
+    "tool": ROLE_COLOURS["tool"],
+}
 
-CODE = "white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px;margin:2px 0"
+CODE = (
+    "white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace;font-size:12px;margin:2px 0"
+)
 LOOK = {
     "body": "line-height:1.45",
     "head": "font-weight:600;margin:4px 0",
-    "field": "font-size:11px;text-transform:uppercase;letter-spacing:.05em;opacity:.7;margin-top:6px",
+    "field": "font-size:11px;text-transform:uppercase;letter-spacing:.05em;opacity:.7;"
+    "margin-top:6px",
     "note": "font-style:italic;opacity:.75",
     "code": CODE,
     "thinking": CODE + ";font-style:italic;opacity:.8",
     "wire": CODE + ";word-break:break-all;background:rgba(127,127,127,.14);padding:4px 6px;"
-            "border-radius:3px",
+    "border-radius:3px",
 }
 
 STYLE = """<style>
 .labkit-stepper :is(.labkit-assembled-text, .labkit-assembled-thinking):empty::before {
   content: '(empty)'; font-style: italic; opacity: .5; }
 .labkit-conversation .labkit-new { box-shadow: 0 0 0 2px rgba(127,127,127,.6); }
-:is(.labkit-stepper, .labkit-conversation) summary { cursor: pointer; font-style: italic; opacity: .75; }
+:is(.labkit-stepper, .labkit-conversation) summary { cursor: pointer; \
+font-style: italic; opacity: .75; }
 </style>"""
 
 _text = partial(escape, quote=False)  # for text between tags; attribute values are our own
@@ -64,11 +86,14 @@ def _div(css_class: str, look: str, text: str = "") -> str:
 
 def _tinted(css_class: str, rgb: str, style: str, inner: str) -> str:
     """A block with a coloured left border over a faint tint of the same colour."""
-    return (f'<div class="{css_class}" style="border-left:4px solid rgb({rgb});'
-            f'background:rgba({rgb},.1);border-radius:3px;{style}">{inner}</div>')
+    return (
+        f'<div class="{css_class}" style="border-left:4px solid rgb({rgb});'
+        f'background:rgba({rgb},.1);border-radius:3px;{style}">{inner}</div>'
+    )
 
 
 # --- A streamed turn --------------------------------------------------------------------
+
 
 def dispatch_verdict(step: ChunkStep) -> tuple[str, str]:
     """``(kind, sentence)``: may the turn be dispatched at this step, and why.
@@ -80,18 +105,25 @@ def dispatch_verdict(step: ChunkStep) -> tuple[str, str]:
     counted = f"{calls} tool call{'' if calls == 1 else 's'}"
     if step.may_dispatch:
         if calls:
-            return "may", (f"may dispatch: the final chunk arrived (done_reason "
-                           f"'{step.done_reason}'), so its {counted} can run now")
-        return "may", (f"may dispatch: the turn is complete (done_reason '{step.done_reason}'); "
-                       "it has no tool calls, so it is the model's final answer")
+            return "may", (
+                f"may dispatch: the final chunk arrived (done_reason "
+                f"'{step.done_reason}'), so its {counted} can run now"
+            )
+        return "may", (
+            f"may dispatch: the turn is complete (done_reason '{step.done_reason}'); "
+            "it has no tool calls, so it is the model's final answer"
+        )
     if step.problem:
         return "refused", f"refused: {step.problem}; no tool from this turn runs"
     if step.done:
-        return "refused", (f"refused: the reply was cut by the output-length limit (done_reason "
-                           f"'{step.done_reason}'); its {counted} do not run")
+        return "refused", (
+            f"refused: the reply was cut by the output-length limit (done_reason "
+            f"'{step.done_reason}'); its {counted} do not run"
+        )
     if step.ended:
-        return "refused", ("refused: the stream ended without a final 'done' chunk; "
-                           "no tool from this turn runs")
+        return "refused", (
+            "refused: the stream ended without a final 'done' chunk; no tool from this turn runs"
+        )
     waiting = f"; the {counted} assembled so far must wait" if calls else ""
     return "wait", f"not yet: waiting for the final chunk ('done'){waiting}"
 
@@ -102,18 +134,26 @@ def _arrival(step, kept: str, rebuilt: str) -> list:
     if step.number:
         arrival = "" if step.at is None else f" · arrived {step.at:.3f} s after the request"
         head = f"chunk {step.number:,} of {step.total:,}{arrival}"
-        wire = step.line if step.line is not None else json.dumps(
-            step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
+        wire = (
+            step.line
+            if step.line is not None
+            else json.dumps(step.chunk, ensure_ascii=False, separators=(",", ":"), default=repr)
+        )
     else:
         head, wire = f"before the first chunk (the stream has {step.total:,})", ""
-    label = (f"on the wire: {kept}, exactly as it came" if step.line is not None
-             else f"on the wire: {rebuilt} (written again from the chunk: this recording kept "
-                  "no wire lines)")
+    label = (
+        f"on the wire: {kept}, exactly as it came"
+        if step.line is not None
+        else f"on the wire: {rebuilt} (written again from the chunk: this recording kept "
+        "no wire lines)"
+    )
     more = len(wire) - WIRE_LIMIT
-    return [_div("labkit-head", "head", head),
-            _div("labkit-field", "field", label),
-            _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
-            _div("labkit-folded", "note", f"… {more:,} more characters") if more > 0 else ""]
+    return [
+        _div("labkit-head", "head", head),
+        _div("labkit-field", "field", label),
+        _div("labkit-wire", "wire", wire[:WIRE_LIMIT]),
+        _div("labkit-folded", "note", f"… {more:,} more characters") if more > 0 else "",
+    ]
 
 
 def chunk_step_html(step: ChunkStep) -> str:
@@ -129,17 +169,27 @@ def chunk_step_html(step: ChunkStep) -> str:
         _div("labkit-assembled-text", "code", step.content),
     ]
     if step.tool_calls:
-        parts += [_div("labkit-field", "field", "tool_calls"),
-                  _div("labkit-json labkit-tool-calls", "code", _pretty(step.tool_calls))]
-    parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
-                         "margin-top:8px;padding:4px 8px;font-weight:600", _text(verdict)))
+        parts += [
+            _div("labkit-field", "field", "tool_calls"),
+            _div("labkit-json labkit-tool-calls", "code", _pretty(step.tool_calls)),
+        ]
+    parts.append(
+        _tinted(
+            f"labkit-dispatch labkit-dispatch-{kind}",
+            DISPATCH_COLOURS[kind],
+            "margin-top:8px;padding:4px 8px;font-weight:600",
+            _text(verdict),
+        )
+    )
     return _body(parts)
 
 
 def turn_static_html(steps: TurnSteps, *, tail: int | None = TAIL) -> str:
     """The whole turn after its last chunk, for a notebook viewed without a kernel."""
-    note = (f"Static view: the turn after all {len(steps):,} chunks. "
-            "Run the notebook to step through them.")
+    note = (
+        f"Static view: the turn after all {len(steps):,} chunks. "
+        "Run the notebook to step through them."
+    )
     last = steps.step(len(steps), tail=tail)
     return _static("labkit-stepper", note, chunk_step_html(last))
 
@@ -152,6 +202,7 @@ def turn_summary(steps: TurnSteps) -> str:
 
 # --- A turn whose tool calls stream in fragments ----------------------------------------
 
+
 def fragment_verdict(step: FragmentStep) -> tuple[str, str]:
     """``(kind, sentence)`` for an OpenAI or Anthropic stream, as ``dispatch_verdict`` says
     it for Ollama's: "may dispatch", "not yet" or "refused", and why."""
@@ -159,16 +210,21 @@ def fragment_verdict(step: FragmentStep) -> tuple[str, str]:
     counted = f"{calls} tool call{'' if calls == 1 else 's'}"
     if step.may_dispatch:
         if calls:
-            return "may", (f"may dispatch: the reply finished ({step.finish!r}), so each call's "
-                           f"arguments are now whole JSON: its {counted} can run")
-        return "may", (f"may dispatch: the reply finished ({step.finish!r}) with no tool calls, "
-                       "so it is the model's final answer")
+            return "may", (
+                f"may dispatch: the reply finished ({step.finish!r}), so each call's "
+                f"arguments are now whole JSON: its {counted} can run"
+            )
+        return "may", (
+            f"may dispatch: the reply finished ({step.finish!r}) with no tool calls, "
+            "so it is the model's final answer"
+        )
     if step.problem:
         return "refused", f"refused: {step.problem}; no tool from this turn runs"
     if step.finish is not None or step.ended:
         return "refused", f"refused: {step.unfinished}; no tool from this turn runs"
-    waiting = (f"; the {counted} so far must wait: their arguments are parsed only then"
-               if calls else "")
+    waiting = (
+        f"; the {counted} so far must wait: their arguments are parsed only then" if calls else ""
+    )
     return "wait", f"not yet: waiting for {step.end_signal}{waiting}"
 
 
@@ -183,12 +239,20 @@ def fragment_step_html(step: FragmentStep) -> str:
         _div("labkit-assembled-text", "code", step.content),
     ]
     for number, call in enumerate(step.calls):
-        parts += [_div("labkit-field", "field", f"tool call {number}: its arguments as JSON text so far"),
-                  _div("labkit-call-name", "note", f"{call.name} (id {call.id})"),
-                  _div("labkit-call-arguments", "code", call.text),
-                  _json_verdict(call)]
-    parts.append(_tinted(f"labkit-dispatch labkit-dispatch-{kind}", DISPATCH_COLOURS[kind],
-                         "margin-top:8px;padding:4px 8px;font-weight:600", _text(verdict)))
+        parts += [
+            _div("labkit-field", "field", f"tool call {number}: its arguments as JSON text so far"),
+            _div("labkit-call-name", "note", f"{call.name} (id {call.id})"),
+            _div("labkit-call-arguments", "code", call.text),
+            _json_verdict(call),
+        ]
+    parts.append(
+        _tinted(
+            f"labkit-dispatch labkit-dispatch-{kind}",
+            DISPATCH_COLOURS[kind],
+            "margin-top:8px;padding:4px 8px;font-weight:600",
+            _text(verdict),
+        )
+    )
     return _body(parts)
 
 
@@ -198,14 +262,20 @@ def _json_verdict(call) -> str:
         kind, sentence = "may", f"json.loads gives {_compact(call.parsed)}"
     else:
         kind, sentence = "wait", f"json.loads fails here: {call.not_json}"
-    return _tinted(f"labkit-json-verdict labkit-json-{'ok' if kind == 'may' else 'fails'}",
-                   DISPATCH_COLOURS[kind], f"{CODE};padding:2px 8px", _text(sentence))
+    return _tinted(
+        f"labkit-json-verdict labkit-json-{'ok' if kind == 'may' else 'fails'}",
+        DISPATCH_COLOURS[kind],
+        f"{CODE};padding:2px 8px",
+        _text(sentence),
+    )
 
 
 def fragments_static_html(steps: FragmentSteps, *, tail: int | None = TAIL) -> str:
     """The whole turn after its last chunk, for a notebook viewed without a kernel."""
-    note = (f"Static view: the turn after all {len(steps):,} chunks. "
-            "Run the notebook to step through them.")
+    note = (
+        f"Static view: the turn after all {len(steps):,} chunks. "
+        "Run the notebook to step through them."
+    )
     return _static("labkit-stepper", note, fragment_step_html(steps.step(len(steps), tail=tail)))
 
 
@@ -216,7 +286,7 @@ def fragments_summary(steps: FragmentSteps) -> str:
 
 def _compact(value, limit: int = 200) -> str:
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _folded_note(hidden: int) -> str:
@@ -229,28 +299,41 @@ def _body(parts: list) -> str:
 
 
 def _static(outer_class: str, note: str, body: str) -> str:
-    return (f'{STYLE}\n<div class="{outer_class} labkit-static">\n'
-            f'{_div("labkit-static-note", "note", note)}\n{body}\n</div>')
+    return (
+        f'{STYLE}\n<div class="{outer_class} labkit-static">\n'
+        f"{_div('labkit-static-note', 'note', note)}\n{body}\n</div>"
+    )
 
 
 # --- A conversation ---------------------------------------------------------------------
+
 
 def conversation_step_html(story: list, index: int) -> str:
     """Step ``index`` (0-based) of a conversation: its caption and every message so far."""
     step: ConversationStep = story[index]
     head = f"step {index + 1} of {len(story)}: {step.caption}"
-    caption = (f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
-               f'{_div("labkit-note", "note", step.note)}</div>')
+    caption = (
+        f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
+        f"{_div('labkit-note', 'note', step.note)}</div>"
+    )
     newest = len(step.messages) - 1 if index else None
-    return _body([caption, *(message_html(message, new=number == newest,
-                                          decision=step.gate.get(number))
-                             for number, message in enumerate(step.messages))])
+    return _body(
+        [
+            caption,
+            *(
+                message_html(message, new=number == newest, decision=step.gate.get(number))
+                for number, message in enumerate(step.messages)
+            ),
+        ]
+    )
 
 
 def conversation_static_html(story: list) -> str:
     """The final message list, for a notebook viewed without a kernel."""
-    note = (f"Static view: the final list of {len(story[-1].messages)} messages. "
-            f"Run the notebook to step through its {len(story)} steps.")
+    note = (
+        f"Static view: the final list of {len(story[-1].messages)} messages. "
+        f"Run the notebook to step through its {len(story)} steps."
+    )
     return _static("labkit-conversation", note, conversation_step_html(story, len(story) - 1))
 
 
@@ -261,8 +344,10 @@ def conversation_summary(story: list) -> str:
     for message in messages:
         roles[message.get("role")] = roles.get(message.get("role"), 0) + 1
     counts = ", ".join(f"{role} {count}" for role, count in roles.items())
-    return (f"ConversationView: {len(story)} steps to {len(messages)} messages ({counts}); "
-            f"{story[-1].note}")
+    return (
+        f"ConversationView: {len(story)} steps to {len(messages)} messages ({counts}); "
+        f"{story[-1].note}"
+    )
 
 
 def message_html(message: dict, *, new: bool = False, decision: dict | None = None) -> str:
@@ -272,32 +357,48 @@ def message_html(message: dict, *, new: bool = False, decision: dict | None = No
     css_role = role if role in ROLE_COLOURS else "other"
     rgb = ROLE_COLOURS[css_role]
     label = role if role != "tool" else f"tool · {message.get('tool_name', '?')}"
-    parts = [f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
-             f'border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;'
-             f'font-weight:600">{_text(label)}</div>']
+    parts = [
+        f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
+        f"border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;"
+        f'font-weight:600">{_text(label)}</div>'
+    ]
     if decision is not None:
         outcome = decision.get("decision", "deny")
-        verdict = (f"gate: the policy says {decision.get('verdict')}; "
-                   f"{'it ran' if outcome == 'allow' else 'it did not run'}, {who_decided(decision)}")
-        parts.append(_tinted(f"labkit-gate labkit-gate-{outcome}", GATE_COLOURS.get(outcome, "127,127,127"),
-                             "margin:4px 0;padding:2px 6px;font-size:12px", _text(verdict)))
+        verdict = (
+            f"gate: the policy says {decision.get('verdict')}; "
+            f"{'it ran' if outcome == 'allow' else 'it did not run'}, {who_decided(decision)}"
+        )
+        parts.append(
+            _tinted(
+                f"labkit-gate labkit-gate-{outcome}",
+                GATE_COLOURS.get(outcome, "127,127,127"),
+                "margin:4px 0;padding:2px 6px;font-size:12px",
+                _text(verdict),
+            )
+        )
     if role == "tool" and COMPACTED.match(str(message.get("content", ""))):
         parts.append(_div("labkit-compacted", "note", "compacted by the budget"))
     if message.get("thinking"):
-        parts += [_div("labkit-field", "field", "thinking"),
-                  _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking")]
+        parts += [
+            _div("labkit-field", "field", "thinking"),
+            _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking"),
+        ]
     if role == "tool":
         result = tool_result(message)
         if result is not None:
-            parts += [_div("labkit-field", "field", "content (JSON text, shown indented)"),
-                      _fold(_pretty(result), "labkit-json")]
+            parts += [
+                _div("labkit-field", "field", "content (JSON text, shown indented)"),
+                _fold(_pretty(result), "labkit-json"),
+            ]
         else:
             parts.append(_fold(str(message.get("content", "")), "labkit-text"))
     elif message.get("content"):
         parts.append(_fold(str(message["content"]), "labkit-text"))
     if message.get("tool_calls"):
-        parts += [_div("labkit-field", "field", "tool_calls"),
-                  _fold(_pretty(message["tool_calls"]), "labkit-json")]
+        parts += [
+            _div("labkit-field", "field", "tool_calls"),
+            _fold(_pretty(message["tool_calls"]), "labkit-json"),
+        ]
     css_class = f"labkit-message labkit-role-{css_role}" + (" labkit-new" if new else "")
     return _tinted(css_class, rgb, "margin:6px 0;padding:4px 8px", "".join(parts))
 
@@ -314,9 +415,11 @@ def _fold(text: str, css_class: str, look: str = "code") -> str:
             break
     cut = end + 1 if end >= 0 else FOLD_CHARS
     head, rest = text[:cut], text[cut:]
-    return (f'{_div(css_class, look, head)}<details><summary>show the rest '
-            f'({len(rest):,} more characters, {len(rest.splitlines()):,} lines)</summary>'
-            f'{_div(css_class, look, rest)}</details>')
+    return (
+        f"{_div(css_class, look, head)}<details><summary>show the rest "
+        f"({len(rest):,} more characters, {len(rest.splitlines()):,} lines)</summary>"
+        f"{_div(css_class, look, rest)}</details>"
+    )
 
 
 def _pretty(value) -> str:
@@ -325,6 +428,7 @@ def _pretty(value) -> str:
 
 # --- The budget of each request ----------------------------------------------------------
 
+
 def budget_html(rows: list, limit: int | None = None) -> str:
     """A table of requests (``request_sizes`` rows, or ``Budget.log`` rows with ``before``
     and ``after``): a bar per request, split by kind of text, to one scale; ``limit``
@@ -332,29 +436,45 @@ def budget_html(rows: list, limit: int | None = None) -> str:
     kinds = [kind for kind in KIND_COLOURS if any(row.get(kind) for row in rows)]
     widest = max([row["total"] for row in rows] + [limit or 0, 1])
     scale = 100 / widest
-    legend = " ".join(f'<span style="white-space:nowrap"><span style="display:inline-block;'
-                      f'width:10px;height:10px;background:rgb({KIND_COLOURS[kind]})"></span> '
-                      f'{_text(kind)}</span>' for kind in kinds)
-    lines = [f'<div class="labkit-budget-legend" style="margin:4px 0">{legend}</div>',
-             '<table class="labkit-budget" style="border-collapse:collapse;width:100%">',
-             '<tr><th style="text-align:left">request</th><th style="text-align:left;width:60%">'
-             'characters by kind</th><th style="text-align:right">characters</th>'
-             '<th style="text-align:right">prompt tokens</th></tr>']
+    legend = " ".join(
+        f'<span style="white-space:nowrap"><span style="display:inline-block;'
+        f'width:10px;height:10px;background:rgb({KIND_COLOURS[kind]})"></span> '
+        f"{_text(kind)}</span>"
+        for kind in kinds
+    )
+    lines = [
+        f'<div class="labkit-budget-legend" style="margin:4px 0">{legend}</div>',
+        '<table class="labkit-budget" style="border-collapse:collapse;width:100%">',
+        '<tr><th style="text-align:left">request</th><th style="text-align:left;width:60%">'
+        'characters by kind</th><th style="text-align:right">characters</th>'
+        '<th style="text-align:right">prompt tokens</th></tr>',
+    ]
     for row in rows:
-        bar = "".join(f'<div title="{kind}: {row[kind]:,}" style="width:{row[kind] * scale:.2f}%;'
-                      f'background:rgb({KIND_COLOURS[kind]})"></div>' for kind in kinds if row.get(kind))
-        line = (f'<div style="position:absolute;left:{limit * scale:.2f}%;top:-2px;bottom:-2px;'
-                f'border-left:2px dashed rgb(220,38,38)"></div>' if limit else "")
+        bar = "".join(
+            f'<div title="{kind}: {row[kind]:,}" style="width:{row[kind] * scale:.2f}%;'
+            f'background:rgb({KIND_COLOURS[kind]})"></div>'
+            for kind in kinds
+            if row.get(kind)
+        )
+        line = (
+            f'<div style="position:absolute;left:{limit * scale:.2f}%;top:-2px;bottom:-2px;'
+            f'border-left:2px dashed rgb(220,38,38)"></div>'
+            if limit
+            else ""
+        )
         tokens = row.get("prompt_tokens")
         over = " labkit-over" if limit and row["total"] > limit else ""
         lines.append(
             f'<tr class="labkit-budget-row{over}"><td>{row["request"]}</td>'
             f'<td><div style="position:relative;display:flex;height:14px">{bar}{line}</div></td>'
             f'<td style="text-align:right">{row["total"]:,}</td>'
-            f'<td style="text-align:right">{"-" if tokens is None else f"{tokens:,}"}</td></tr>')
+            f'<td style="text-align:right">{"-" if tokens is None else f"{tokens:,}"}</td></tr>'
+        )
     lines.append("</table>")
     if limit:
-        lines.append(_div("labkit-note", "note", f"the dashed line: the budget, {limit:,} characters"))
+        lines.append(
+            _div("labkit-note", "note", f"the dashed line: the budget, {limit:,} characters")
+        )
     return "\n".join(lines)
 
 
@@ -364,9 +484,12 @@ def budget_text(rows: list, limit: int | None = None) -> str:
     lines = ["request " + " ".join(f"{kind:>10}" for kind in kinds) + "      total  tokens"]
     for row in rows:
         tokens = row.get("prompt_tokens")
-        lines.append(f"{row['request']:>7} " + " ".join(f"{row.get(kind, 0):>10,}" for kind in kinds)
-                     + f" {row['total']:>10,}  {'-' if tokens is None else f'{tokens:,}':>6}"
-                     + ("  over budget" if limit and row["total"] > limit else ""))
+        lines.append(
+            f"{row['request']:>7} "
+            + " ".join(f"{row.get(kind, 0):>10,}" for kind in kinds)
+            + f" {row['total']:>10,}  {'-' if tokens is None else f'{tokens:,}':>6}"
+            + ("  over budget" if limit and row["total"] > limit else "")
+        )
     return "\n".join(lines)
 
 

@@ -34,10 +34,10 @@ class ChunkStep:
 
     number: int
     total: int
-    chunk: object            # the chunk that just arrived, parsed (None before any)
-    at: float | None         # its arrival, in seconds after the request (None if unknown)
-    content: str             # the assembled text so far, or its last ``tail`` characters
-    content_hidden: int      # how many earlier characters of it are not in ``content``
+    chunk: object  # the chunk that just arrived, parsed (None before any)
+    at: float | None  # its arrival, in seconds after the request (None if unknown)
+    content: str  # the assembled text so far, or its last ``tail`` characters
+    content_hidden: int  # how many earlier characters of it are not in ``content``
     thinking: str
     thinking_hidden: int
     tool_calls: list
@@ -99,15 +99,31 @@ class TurnSteps:
             raise ValueError(f"step must be an int from 0 to {len(self)}, got {number!r}")
         at, chunk, line = self.entries[number - 1] if number else (None, None, None)
         assembler = self._assembler
-        content, content_hidden = _tail(assembler.content, self._content_count[number],
-                                        self._content_chars[number], tail)
-        thinking, thinking_hidden = _tail(assembler.thinking, self._thinking_count[number],
-                                          self._thinking_chars[number], tail)
+        content, content_hidden = _tail(
+            assembler.content, self._content_count[number], self._content_chars[number], tail
+        )
+        thinking, thinking_hidden = _tail(
+            assembler.thinking, self._thinking_count[number], self._thinking_chars[number], tail
+        )
         done = self.done_at is not None and number >= self.done_at
-        problem = assembler.problem if self.problem_at is not None and number >= self.problem_at else None
-        return ChunkStep(number, len(self), chunk, at, content, content_hidden, thinking,
-                         thinking_hidden, assembler.tool_calls[:self._calls[number]], done,
-                         assembler.done_reason if done else None, problem, line)
+        problem = (
+            assembler.problem if self.problem_at is not None and number >= self.problem_at else None
+        )
+        return ChunkStep(
+            number,
+            len(self),
+            chunk,
+            at,
+            content,
+            content_hidden,
+            thinking,
+            thinking_hidden,
+            assembler.tool_calls[: self._calls[number]],
+            done,
+            assembler.done_reason if done else None,
+            problem,
+            line,
+        )
 
 
 # --- A turn whose tool calls stream in fragments -----------------------------------------
@@ -135,15 +151,15 @@ class FragmentStep:
     number: int
     total: int
     wire_format: str
-    chunk: object            # the chunk that just arrived, parsed (None before any)
+    chunk: object  # the chunk that just arrived, parsed (None before any)
     at: float | None
-    line: str | None         # its server-sent event exactly as it came, if the recording kept it
-    content: str             # the text so far, or its last ``tail`` characters
+    line: str | None  # its server-sent event exactly as it came, if the recording kept it
+    content: str  # the text so far, or its last ``tail`` characters
     content_hidden: int
-    calls: list              # CallFragments, in order
-    finish: str | None       # what the stream said when it ended, once it did
+    calls: list  # CallFragments, in order
+    finish: str | None  # what the stream said when it ended, once it did
     problem: str | None
-    unfinished: str | None   # why the turn may not run (yet), from the loop's own assembler
+    unfinished: str | None  # why the turn may not run (yet), from the loop's own assembler
 
     @property
     def may_dispatch(self) -> bool:
@@ -166,8 +182,10 @@ class FragmentSteps:
 
     def __init__(self, turn, wire_format: str):
         if wire_format not in END_SIGNALS:
-            raise ValueError(f"FragmentSteps steps through {sorted(END_SIGNALS)} streams, not "
-                             f"{wire_format!r} (an Ollama turn goes to TurnSteps)")
+            raise ValueError(
+                f"FragmentSteps steps through {sorted(END_SIGNALS)} streams, not "
+                f"{wire_format!r} (an Ollama turn goes to TurnSteps)"
+            )
         self.entries = _chunk_entries(turn)
         self.wire_format = wire_format
 
@@ -182,12 +200,24 @@ class FragmentSteps:
         for _, chunk, _ in self.entries[:number]:
             assembler.add(chunk)
         turn = assembler.turn()
-        content, hidden = _tail([turn.text] if turn.text else [], 1 if turn.text else 0,
-                                len(turn.text), tail)
+        content, hidden = _tail(
+            [turn.text] if turn.text else [], 1 if turn.text else 0, len(turn.text), tail
+        )
         at, chunk, line = self.entries[number - 1] if number else (None, None, None)
-        return FragmentStep(number, len(self), self.wire_format, chunk, at, line, content, hidden,
-                            [_call_fragments(*call) for call in assembler.calls_so_far()],
-                            turn.finish, turn.problem, turn.unfinished)
+        return FragmentStep(
+            number,
+            len(self),
+            self.wire_format,
+            chunk,
+            at,
+            line,
+            content,
+            hidden,
+            [_call_fragments(*call) for call in assembler.calls_so_far()],
+            turn.finish,
+            turn.problem,
+            turn.unfinished,
+        )
 
 
 def _call_fragments(call_id: str, name: str, text: str) -> CallFragments:
@@ -206,18 +236,28 @@ def _chunk_entries(turn) -> list:
         entries = []
         for index, entry in enumerate(turn["chunks"]):
             if not (isinstance(entry, dict) and "chunk" in entry):
-                raise ValueError(f"turn['chunks'][{index}] is not {{'at': seconds, 'chunk': {{...}}}}"
-                                 ": pass a turn of a recording unchanged, or a list of chunk dicts")
+                raise ValueError(
+                    f"turn['chunks'][{index}] is not {{'at': seconds, 'chunk': {{...}}}}"
+                    ": pass a turn of a recording unchanged, or a list of chunk dicts"
+                )
             at = entry.get("at")
             line = entry.get("line")
-            entries.append((at if isinstance(at, (int, float)) else None, entry["chunk"],
-                            line if isinstance(line, str) else None))
+            entries.append(
+                (
+                    at if isinstance(at, (int, float)) else None,
+                    entry["chunk"],
+                    line if isinstance(line, str) else None,
+                )
+            )
         return entries
     if isinstance(turn, dict) and "turns" in turn:
-        raise ValueError("this is a whole recording: pass one of its turns, "
-                         "e.g. recording['turns'][0]")
-    raise ValueError(f"expected one recorded turn (a dict with 'chunks') or a list of chunk "
-                     f"dicts, got {type(turn).__name__}")
+        raise ValueError(
+            "this is a whole recording: pass one of its turns, e.g. recording['turns'][0]"
+        )
+    raise ValueError(
+        f"expected one recorded turn (a dict with 'chunks') or a list of chunk "
+        f"dicts, got {type(turn).__name__}"
+    )
 
 
 def _extend(counts: list, chars: list, fragments: list) -> None:
@@ -245,13 +285,14 @@ def _tail(fragments: list, count: int, total: int, limit: int | None) -> tuple[s
 
 # --- The conversation ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ConversationStep:
     """The message list at one step, what was just appended, and whether it is sent as is."""
 
     messages: list
-    caption: str   # what was appended (or changed) and by whom
-    note: str      # the request it is, or what must still happen before the next one
+    caption: str  # what was appended (or changed) and by whom
+    note: str  # the request it is, or what must still happen before the next one
     #: the permission gate's decision on each tool message, by its index (runs with a gate)
     gate: dict = field(default_factory=dict)
 
@@ -272,15 +313,24 @@ def conversation_story(events) -> list[ConversationStep]:
     tool message's step says what the gate decided.
     """
     if isinstance(events, dict):
-        raise ValueError("pass a run's list of events, not a recording: "
-                         "recording, events = run_attempt(...); ConversationView(events)")
+        raise ValueError(
+            "pass a run's list of events, not a recording: "
+            "recording, events = run_attempt(...); ConversationView(events)"
+        )
     events = list(events)
-    snapshots = [e for e in events if isinstance(e, dict) and e.get("type") in ("model_start", "stopped")
-                 and isinstance(e.get("messages"), list)]
+    snapshots = [
+        e
+        for e in events
+        if isinstance(e, dict)
+        and e.get("type") in ("model_start", "stopped")
+        and isinstance(e.get("messages"), list)
+    ]
     if not snapshots:
-        raise ValueError("these events carry no message snapshots: pass the full events of a "
-                         "run (from agent_events, or the events returned by run_attempt), not "
-                         "a recording's saved 'events'")
+        raise ValueError(
+            "these events carry no message snapshots: pass the full events of a "
+            "run (from agent_events, or the events returned by run_attempt), not "
+            "a recording's saved 'events'"
+        )
     decisions = iter(_decisions(events))
     gate = {}
     lists, captions, requests = [], [], {}  # requests: step index -> the turn it is sent for
@@ -291,12 +341,12 @@ def conversation_story(events) -> list[ConversationStep]:
         current = list(snapshot["messages"])
         _check_continues(previous, current)
         for length in range(len(previous) + 1, len(current) + 1):
-            messages = previous + current[len(previous):length]
+            messages = previous + current[len(previous) : length]
             if messages[-1].get("role") == "tool":
                 gate[length - 1] = next(decisions, None)
             lists.append(messages)
             captions.append(_appended_caption(messages, gate.get(length - 1)))
-        if current[:len(previous)] != previous:
+        if current[: len(previous)] != previous:
             lists.append(current)
             captions.append(_compacted_caption(lists[-2], current))
         if snapshot["type"] == "model_start":
@@ -306,8 +356,10 @@ def conversation_story(events) -> list[ConversationStep]:
         requests.setdefault(0, snapshots[0]["turn"])
     gate = {index: event for index, event in gate.items() if event is not None}
     stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
-    return [ConversationStep(messages, caption, _note(index, lists, requests, stop), gate)
-            for index, (messages, caption) in enumerate(zip(lists, captions))]
+    return [
+        ConversationStep(messages, caption, _note(index, lists, requests, stop), gate)
+        for index, (messages, caption) in enumerate(zip(lists, captions))
+    ]
 
 
 def _decisions(events) -> list:
@@ -328,12 +380,14 @@ def _decisions(events) -> list:
 def _check_continues(previous: list, current: list) -> None:
     """A later snapshot keeps every earlier message in place, in the same role; only the
     budget may have replaced a tool message's content."""
-    kept = current[:len(previous)]
+    kept = current[: len(previous)]
     if len(current) < len(previous) or any(
-            old != new and (old.get("role") != "tool" or new.get("role") != "tool")
-            for old, new in zip(previous, kept)):
-        raise ValueError("the message snapshots do not grow by appending: pass the events "
-                         "of one run")
+        old != new and (old.get("role") != "tool" or new.get("role") != "tool")
+        for old, new in zip(previous, kept)
+    ):
+        raise ValueError(
+            "the message snapshots do not grow by appending: pass the events of one run"
+        )
 
 
 def _first_caption(messages: list) -> str:
@@ -356,13 +410,16 @@ def _appended_caption(messages: list, decision: dict | None = None) -> str:
     if role == "tool":
         name = message.get("tool_name", "a tool")
         if decision is not None and decision.get("decision") == "deny":
-            return (f"the gate denied {name} (turn {turn}, {who_decided(decision)}): the harness "
-                    "appended the refusal, which the model reads instead of a result")
+            return (
+                f"the gate denied {name} (turn {turn}, {who_decided(decision)}): the harness "
+                "appended the refusal, which the model reads instead of a result"
+            )
         result = tool_result(message)
         failed = isinstance(result, dict) and "error" in result
         allowed = f", allowed {who_decided(decision)}" if decision is not None else ""
-        return (f"the harness appended the result of {name} (turn {turn}{allowed})"
-                + (": an error the model can read" if failed else ""))
+        return f"the harness appended the result of {name} (turn {turn}{allowed})" + (
+            ": an error the model can read" if failed else ""
+        )
     return f"a {role} message was appended"
 
 
@@ -370,18 +427,25 @@ def who_decided(decision: dict) -> str:
     """Who decided, in words: the policy (and its rule), a recorded answer, a person."""
     by = decision.get("by")
     if by == "policy":
-        return f"by the policy's rule '{decision['rule']}'" if decision.get("rule") else \
-            "by the policy"
-    return {"answer": "by the recorded answer to the question",
-            "person": "by the person asked",
-            "nobody": "as no one could answer"}.get(by, f"by {by}")
+        return (
+            f"by the policy's rule '{decision['rule']}'"
+            if decision.get("rule")
+            else "by the policy"
+        )
+    return {
+        "answer": "by the recorded answer to the question",
+        "person": "by the person asked",
+        "nobody": "as no one could answer",
+    }.get(by, f"by {by}")
 
 
 def _compacted_caption(before: list, after: list) -> str:
     replaced = sum(old != new for old, new in zip(before, after))
-    return (f"the budget replaced {replaced} old tool result{'' if replaced == 1 else 's'} with "
-            f"a short note: {measure(before)['total']:,} characters became "
-            f"{measure(after)['total']:,}; every message keeps its place")
+    return (
+        f"the budget replaced {replaced} old tool result{'' if replaced == 1 else 's'} with "
+        f"a short note: {measure(before)['total']:,} characters became "
+        f"{measure(after)['total']:,}; every message keeps its place"
+    )
 
 
 def tool_result(message: dict):
@@ -395,8 +459,10 @@ def tool_result(message: dict):
 def _note(index: int, lists: list, requests: dict, stop) -> str:
     notes = []
     if index in requests:
-        notes.append(f"the model receives exactly these {len(lists[index])} messages as its "
-                     f"request for turn {requests[index]}")
+        notes.append(
+            f"the model receives exactly these {len(lists[index])} messages as its "
+            f"request for turn {requests[index]}"
+        )
     elif index + 1 < len(lists) and len(lists[index + 1]) == len(lists[index]):
         notes.append("not sent as it is: the budget shortens it before the next request")
     if index == len(lists) - 1 and stop is not None:

@@ -12,7 +12,7 @@ def short(value, limit: int = PREVIEW) -> str:
     """One-line JSON (or text) of at most ``limit`` characters."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def event_line(event: dict, limit: int = PREVIEW) -> str | None:
@@ -30,7 +30,9 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
         lines = []
         if event["reason"] in ("assistant_finished", "empty_response") and final:
             lines.append(f"  turn {event['turns']}: final message {short(final['content'], limit)}")
-        lines.append(f"Stopped: {event['reason']} after {event['turns']} model turns and "
-                     f"{event['tool_calls']} tool calls ({event['detail']})")
+        lines.append(
+            f"Stopped: {event['reason']} after {event['turns']} model turns and "
+            f"{event['tool_calls']} tool calls ({event['detail']})"
+        )
         return "\n".join(lines)
     return None

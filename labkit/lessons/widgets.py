@@ -21,12 +21,15 @@ class _Stepper(widgets.VBox):
     css_class = ""
 
     def __init__(self, first: int, last: int, *, label: str, controls=()):
-        self.slider = widgets.IntSlider(value=first, min=first, max=last, description=label,
-                                        continuous_update=True)
-        self.prev_button = widgets.Button(description="Previous", icon="step-backward",
-                                          tooltip="show the previous step")
-        self.next_button = widgets.Button(description="Next", icon="step-forward",
-                                          tooltip="show the next step")
+        self.slider = widgets.IntSlider(
+            value=first, min=first, max=last, description=label, continuous_update=True
+        )
+        self.prev_button = widgets.Button(
+            description="Previous", icon="step-backward", tooltip="show the previous step"
+        )
+        self.next_button = widgets.Button(
+            description="Next", icon="step-forward", tooltip="show the next step"
+        )
         self.view = widgets.HTML()
         self.slider.add_class("labkit-slider")
         self.prev_button.add_class("labkit-prev")
@@ -79,19 +82,29 @@ class ChunkStepper(_Stepper):
 
     css_class = "labkit-stepper"
 
-    def __init__(self, turn, *, wire_format: str | None = None, tail: int = TAIL,
-                 interval: int = 150):
+    def __init__(
+        self, turn, *, wire_format: str | None = None, tail: int = TAIL, interval: int = 150
+    ):
         self.tail = positive_int(tail, "tail (the characters shown)")
         if wire_format in (None, "ollama"):
             self.steps = TurnSteps(turn)
             self.views = (render.chunk_step_html, render.turn_static_html, render.turn_summary)
         else:
             self.steps = FragmentSteps(turn, wire_format)
-            self.views = (render.fragment_step_html, render.fragments_static_html,
-                          render.fragments_summary)
+            self.views = (
+                render.fragment_step_html,
+                render.fragments_static_html,
+                render.fragments_summary,
+            )
         first, last = (1, len(self.steps)) if len(self.steps) else (0, 0)
-        self.play = widgets.Play(value=first, min=first, max=last, interval=interval,
-                                 description="Play", tooltip="play the chunks in order")
+        self.play = widgets.Play(
+            value=first,
+            min=first,
+            max=last,
+            interval=interval,
+            description="Play",
+            tooltip="play the chunks in order",
+        )
         self.play.add_class("labkit-play")
         super().__init__(first, last, label="chunk", controls=[self.play])
         widgets.jslink((self.play, "value"), (self.slider, "value"))

@@ -24,19 +24,36 @@ from .replay import ReplayError, ReplayMismatch, ReplayModel, RequestCursor
 from .scripted import PlannedTurn, ScriptedChat
 from .server import ReplayServer, serve_recording
 
-__all__ = ["AnthropicModel", "OllamaError", "OllamaModel", "OpenAIModel", "PlannedTurn",
-           "ProviderError", "ReplayError", "ReplayMismatch",
-           "ReplayModel", "ReplayServer", "RequestCursor", "ScriptedChat", "call", "chunk",
-           "serve_recording"]
+__all__ = [
+    "AnthropicModel",
+    "OllamaError",
+    "OllamaModel",
+    "OpenAIModel",
+    "PlannedTurn",
+    "ProviderError",
+    "ReplayError",
+    "ReplayMismatch",
+    "ReplayModel",
+    "ReplayServer",
+    "RequestCursor",
+    "ScriptedChat",
+    "call",
+    "chunk",
+    "serve_recording",
+]
 
 #: The live models, imported on first use: each loads its SDK and HTTP client (a few tenths
 #: of a second), which a replay, a kernel in replay mode or a regraded answer never needs.
-_LIVE = {"OllamaModel": "ollama_model", "OpenAIModel": "openai_model",
-         "AnthropicModel": "anthropic_model"}
+_LIVE = {
+    "OllamaModel": "ollama_model",
+    "OpenAIModel": "openai_model",
+    "AnthropicModel": "anthropic_model",
+}
 
 
 def __getattr__(name):
     if name in _LIVE:
         from importlib import import_module
+
         return getattr(import_module(f".{_LIVE[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,6 @@ is in ``provider.py``.
 
 from __future__ import annotations
 
-
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
 from .provider import ProviderModel
 
@@ -40,14 +39,25 @@ class AnthropicModel(ProviderModel):
     example_url = "https://api.anthropic.com"
     url_hint = "Anthropic's address has no /v1: the SDK adds it"
 
-    def __init__(self, model: str = DEFAULT_MODELS["anthropic"], *, base_url: str | None = None,
-                 api_key: str | None = None, timeout: float = REQUEST_TIMEOUT):
+    def __init__(
+        self,
+        model: str = DEFAULT_MODELS["anthropic"],
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = REQUEST_TIMEOUT,
+    ):
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def _client(self, key: str, http_client) :
+    def _client(self, key: str, http_client):
         # the key is given, so the SDK consults no variable or profile for credentials
-        return self.sdk.Anthropic(api_key=key, base_url=self.base_url, http_client=http_client,
-                                   timeout=self.timeout, max_retries=0)
+        return self.sdk.Anthropic(
+            api_key=key,
+            base_url=self.base_url,
+            http_client=http_client,
+            timeout=self.timeout,
+            max_retries=0,
+        )
 
     def settings(self) -> dict:
         return {**SETTINGS, "stream": True}
@@ -57,17 +67,25 @@ class AnthropicModel(ProviderModel):
         """The Messages API's arguments for the loop's conversation and tools: the system
         prompt moved to ``system``, each tool described by ``input_schema``."""
         system = [m for m in messages[:1] if m.get("role") == "system"]
-        rest = messages[len(system):]
+        rest = messages[len(system) :]
         if any(m.get("role") == "system" for m in rest):
             raise ValueError("only the first message may be the system prompt")
-        asked = {"messages": rest, "tools": [
-            {"name": tool["function"]["name"], "description": tool["function"].get("description", ""),
-             "input_schema": tool["function"].get("parameters") or {"type": "object"}}
-            for tool in tool_schemas]}
+        asked = {
+            "messages": rest,
+            "tools": [
+                {
+                    "name": tool["function"]["name"],
+                    "description": tool["function"].get("description", ""),
+                    "input_schema": tool["function"].get("parameters") or {"type": "object"},
+                }
+                for tool in tool_schemas
+            ],
+        }
         if system:
             asked["system"] = system[0]["content"]
         return asked
 
     def _request(self, messages: list, tool_schemas: list):
-        return self.client.messages.create(model=self.model, stream=True, **SETTINGS,
-                                           **self.request(messages, tool_schemas))
+        return self.client.messages.create(
+            model=self.model, stream=True, **SETTINGS, **self.request(messages, tool_schemas)
+        )

@@ -17,9 +17,17 @@ def call(name: str, **arguments) -> dict:
     return {"function": {"name": name, "arguments": arguments}}
 
 
-def chunk(content: str | None = "", *, thinking: str | None = None, tool_calls: list | None = None,
-          done: bool = False, done_reason: str = "stop", model: str = "scripted",
-          created_at: str = CREATED_AT, **extra) -> dict:
+def chunk(
+    content: str | None = "",
+    *,
+    thinking: str | None = None,
+    tool_calls: list | None = None,
+    done: bool = False,
+    done_reason: str = "stop",
+    model: str = "scripted",
+    created_at: str = CREATED_AT,
+    **extra,
+) -> dict:
     """One chat chunk. ``content=None`` leaves ``content`` out of the message (a server may);
     ``done_reason`` is written on the final (``done``) chunk only; ``extra`` goes last."""
     message = {"role": "assistant"}
@@ -41,19 +49,39 @@ def chunk(content: str | None = "", *, thinking: str | None = None, tool_calls: 
 CREATED_UNIX = 1796115600  # 2026-12-01T09:00:00Z, as OpenAI's ``created`` (Unix seconds)
 
 
-def openai_chunk(delta: dict | None = None, finish_reason: str | None = None, *,
-                 model: str = "scripted", chunk_id: str = "chatcmpl-scripted",
-                 created: int = CREATED_UNIX) -> dict:
+def openai_chunk(
+    delta: dict | None = None,
+    finish_reason: str | None = None,
+    *,
+    model: str = "scripted",
+    chunk_id: str = "chatcmpl-scripted",
+    created: int = CREATED_UNIX,
+) -> dict:
     """One ``chat.completion.chunk``: one choice, its ``delta`` and ``finish_reason``."""
-    return {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model,
-            "choices": [{"index": 0, "delta": delta if delta is not None else {},
-                         "logprobs": None, "finish_reason": finish_reason}]}
+    return {
+        "id": chunk_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "delta": delta if delta is not None else {},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+    }
 
 
 def openai_call_start(index: int, call_id: str, name: str) -> dict:
     """The first ``delta.tool_calls`` entry of a call: its index, id and name, no arguments yet."""
-    return {"index": index, "id": call_id, "type": "function",
-            "function": {"name": name, "arguments": ""}}
+    return {
+        "index": index,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": ""},
+    }
 
 
 def openai_arguments(index: int, fragment: str) -> dict:
@@ -63,13 +91,24 @@ def openai_arguments(index: int, fragment: str) -> dict:
 
 # --- Anthropic's Messages stream events ---------------------------------------------------
 
-def anthropic_start(*, model: str = "scripted", message_id: str = "msg_scripted",
-                    input_tokens: int = 600) -> dict:
+
+def anthropic_start(
+    *, model: str = "scripted", message_id: str = "msg_scripted", input_tokens: int = 600
+) -> dict:
     """``message_start``: the message, still empty."""
-    return {"type": "message_start", "message": {
-        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}
+    return {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        },
+    }
 
 
 def anthropic_block(index: int, block: dict) -> dict:
@@ -77,10 +116,15 @@ def anthropic_block(index: int, block: dict) -> dict:
     return {"type": "content_block_start", "index": index, "content_block": block}
 
 
-def anthropic_delta(index: int, *, text: str | None = None, partial_json: str | None = None) -> dict:
+def anthropic_delta(
+    index: int, *, text: str | None = None, partial_json: str | None = None
+) -> dict:
     """``content_block_delta``: a piece of text, or a piece of a tool's input as JSON text."""
-    delta = ({"type": "text_delta", "text": text} if partial_json is None
-             else {"type": "input_json_delta", "partial_json": partial_json})
+    delta = (
+        {"type": "text_delta", "text": text}
+        if partial_json is None
+        else {"type": "input_json_delta", "partial_json": partial_json}
+    )
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
@@ -90,6 +134,11 @@ def anthropic_stop(index: int) -> dict:
 
 def anthropic_end(stop_reason: str, output_tokens: int = 1) -> list:
     """``message_delta`` with the stop reason, then ``message_stop``."""
-    return [{"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-             "usage": {"output_tokens": output_tokens}},
-            {"type": "message_stop"}]
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]

@@ -8,7 +8,9 @@ never import ``ollama``, ``openai``, ``anthropic`` or their HTTP clients.
 class _ModelError(RuntimeError):
     def __init__(self, message: str, stop_detail: str | None = None):
         super().__init__(message)
-        self.stop_detail = stop_detail  # how the loop's stop introduces it, if not as a model failure
+        self.stop_detail = (
+            stop_detail  # how the loop's stop introduces it, if not as a model failure
+        )
 
 
 class OllamaError(_ModelError):

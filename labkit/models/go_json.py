@@ -9,10 +9,15 @@ Ollama would for a chunk that has no recorded line.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-               "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 _GO_TABLE = str.maketrans(_GO_ESCAPES)
 
 
@@ -24,5 +29,5 @@ def ollama_line(payload) -> str:
 
 def go_time(moment: datetime) -> str:
     """A time as Go writes ``time.Time`` in JSON: RFC 3339 in UTC, trailing fraction zeros cut."""
-    text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0")
+    text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0")
     return text.rstrip(".") + "Z"

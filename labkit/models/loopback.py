@@ -33,18 +33,19 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ..harness.loop import positive_int
 from ..recording.format import check_recording, load_recording
-from ..settings import DEFAULT_MODEL, SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT, recording_path
+from ..settings import DEFAULT_MODEL, recording_path
+from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from .replay import ReplayMismatch, RequestCursor
 
-BATCH_BYTES = 64 * 1024      # unpaced replies go out in HTTP chunks of about this size
+BATCH_BYTES = 64 * 1024  # unpaced replies go out in HTTP chunks of about this size
 MAX_BODY_BYTES = 16 * 2**20  # a request body beyond this gets 413 (the course's are < 1 MB)
-MAX_DEPTH = 64               # nesting a request body may have (the course's reach 8)
+MAX_DEPTH = 64  # nesting a request body may have (the course's reach 8)
 PREFIX = "labkit replay server: "
 
 
@@ -76,18 +77,24 @@ class Faults:
         positive_int(self.turn, "turn (requests count from 1)")
         if not self.delay >= 0:
             raise ValueError(f"delay is in seconds, >= 0, got {self.delay!r}")
-        cuts = [n for n in (self.close_after, self.error_after, self.garbage_after,
-                            self.stall_after) if n is not None]
+        cuts = [
+            n
+            for n in (self.close_after, self.error_after, self.garbage_after, self.stall_after)
+            if n is not None
+        ]
         if len(cuts) > 1:
-            raise ValueError("choose one of close_after, error_after, garbage_after and stall_after")
+            raise ValueError(
+                "choose one of close_after, error_after, garbage_after and stall_after"
+            )
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in cuts):
-            raise ValueError("close_after, error_after, garbage_after and stall_after count "
-                             "chunks: ints >= 0")
+            raise ValueError(
+                "close_after, error_after, garbage_after and stall_after count chunks: ints >= 0"
+            )
         if self.status is not None and not 400 <= self.status <= 599:
             raise ValueError(f"status {self.status} is not an HTTP error status (400-599)")
 
     @classmethod
-    def from_keywords(cls, keywords: dict) -> "Faults":
+    def from_keywords(cls, keywords: dict) -> Faults:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(keywords) - known)
         if unknown:
@@ -107,10 +114,17 @@ def reply_plan(turn: dict, faults: Faults, final) -> tuple[list, str, str | None
     then finish), ``"garbage"`` (send what is not JSON, then finish), ``"close"`` (drop
     the connection) or ``"stall"`` (go quiet).
     """
-    positions = [index for index, entry in enumerate(turn["chunks"])
-                 if not (faults.drop_done and final(entry["chunk"]))]
-    for ending, count in (("close", faults.close_after), ("error", faults.error_after),
-                          ("garbage", faults.garbage_after), ("stall", faults.stall_after)):
+    positions = [
+        index
+        for index, entry in enumerate(turn["chunks"])
+        if not (faults.drop_done and final(entry["chunk"]))
+    ]
+    for ending, count in (
+        ("close", faults.close_after),
+        ("error", faults.error_after),
+        ("garbage", faults.garbage_after),
+        ("stall", faults.stall_after),
+    ):
         if count is not None:
             return positions[:count], ending, faults.error if ending == "error" else None
     if "error" in turn:  # the recorded stream itself failed here
@@ -128,17 +142,21 @@ class Served:
     modified: datetime
 
     @classmethod
-    def of(cls, recording) -> "Served":
+    def of(cls, recording) -> Served:
         """From a recording file's path (checked as ``load_recording`` checks it), or a
         recording in memory (checked the same way; its digest is its canonical JSON's)."""
         if isinstance(recording, (str, os.PathLike)):  # a path, or a course recording's name
             path = recording_path(recording)
             loaded = load_recording(path)
-            return cls(loaded, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
-                       datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+            return cls(
+                loaded,
+                path.name,
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                datetime.fromtimestamp(path.stat().st_mtime, UTC),
+            )
         check_recording(recording)
         digest = hashlib.sha256(json.dumps(recording, sort_keys=True).encode()).hexdigest()
-        return cls(recording, "recording", digest, datetime.now(timezone.utc))
+        return cls(recording, "recording", digest, datetime.now(UTC))
 
     @property
     def wire_format(self) -> str:
@@ -162,9 +180,21 @@ class ReplayServer:
     ``api_key``: the key a client must send (None: any key, or none).
     """
 
-    def __init__(self, served: Served, handler, *, port=0, strict=True, speed=None, log=None,
-                 models=None, capabilities=(), request_timeout=REQUEST_TIMEOUT,
-                 faults: Faults = NO_FAULTS, api_key: str | None = None):
+    def __init__(
+        self,
+        served: Served,
+        handler,
+        *,
+        port=0,
+        strict=True,
+        speed=None,
+        log=None,
+        models=None,
+        capabilities=(),
+        request_timeout=REQUEST_TIMEOUT,
+        faults: Faults = NO_FAULTS,
+        api_key: str | None = None,
+    ):
         self.recording = served.recording
         self.turns = self.recording["turns"]
         self.handler = handler
@@ -179,14 +209,27 @@ class ReplayServer:
         self.chat_requests = []
         self.errors = []
         self.identity = {
-            "server": "labkit replay server", "recording": served.name,
-            "recording_sha256": served.sha256, "turns": len(self.turns),
-            "wire_format": served.wire_format, "provenance": self.recording["provenance"],
-            "note": "no model runs here: every reply is read from the recording"}
+            "server": "labkit replay server",
+            "recording": served.name,
+            "recording_sha256": served.sha256,
+            "turns": len(self.turns),
+            "wire_format": served.wire_format,
+            "provenance": self.recording["provenance"],
+            "note": "no model runs here: every reply is read from the recording",
+        }
         recorded = self.recording["provenance"].get("model")
-        self.models = list(dict.fromkeys(models if models is not None else [
-            f"labkit-replay:{Path(served.name).stem}", DEFAULT_MODEL, handler.default_model,
-            *([recorded] if recorded else [])]))
+        self.models = list(
+            dict.fromkeys(
+                models
+                if models is not None
+                else [
+                    f"labkit-replay:{Path(served.name).stem}",
+                    DEFAULT_MODEL,
+                    handler.default_model,
+                    *([recorded] if recorded else []),
+                ]
+            )
+        )
         self.modified = served.modified
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -194,8 +237,12 @@ class ReplayServer:
         self._httpd = _HTTPServer(("127.0.0.1", port), handler)
         self._httpd.replay = self
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        name=f"labkit replay server {self.url}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            args=(0.05,),
+            name=f"labkit replay server {self.url}",
+            daemon=True,
+        )
         self._thread.start()
 
     def serves(self, name) -> bool:
@@ -244,8 +291,10 @@ class ReplayServer:
         self.close()
 
     def __repr__(self):
-        return (f"<ReplayServer {self.identity['recording']} ({self.identity['wire_format']}) "
-                f"at {self.url}>")
+        return (
+            f"<ReplayServer {self.identity['recording']} ({self.identity['wire_format']}) "
+            f"at {self.url}>"
+        )
 
 
 class Refusal(Exception):
@@ -338,7 +387,9 @@ class ReplayHandler(BaseHTTPRequestHandler):
         """Errors http.server finds itself (bad request line, huge headers...), as JSON."""
         if code == 501:
             code = 405  # a method the API has no route for
-        self.request_version = "HTTP/1.1"  # so even a request line we could not read gets a status line
+        self.request_version = (
+            "HTTP/1.1"  # so even a request line we could not read gets a status line
+        )
         text = message or self.responses.get(code, ("error",))[0]
         self.send_json_error(code, f"{PREFIX}{text}")
 
@@ -368,8 +419,11 @@ class ReplayHandler(BaseHTTPRequestHandler):
         if not re.fullmatch(r"[0-9]{1,20}", text):
             raise Refusal(400, f"Content-Length {text[:40]!r} is not a number of bytes")
         if int(text) > MAX_BODY_BYTES:
-            raise Refusal(413, f"the request body is {int(text):,} bytes; this server accepts "
-                               f"at most {MAX_BODY_BYTES:,}")
+            raise Refusal(
+                413,
+                f"the request body is {int(text):,} bytes; this server accepts "
+                f"at most {MAX_BODY_BYTES:,}",
+            )
         data = self._read_exactly(int(text))
         if not data.strip():
             raise Refusal(400, "missing request body")
@@ -394,12 +448,14 @@ class ReplayHandler(BaseHTTPRequestHandler):
                 self.connection.settimeout(left)
                 piece = self.rfile.read1(min(size - len(data), 1 << 16))
             except TimeoutError:
-                raise Refusal(408, f"the request body did not arrive within "
-                                   f"{self.replay.request_timeout:g} s "
-                                   f"({len(data):,} of {size:,} bytes came)") from None
+                raise Refusal(
+                    408,
+                    f"the request body did not arrive within "
+                    f"{self.replay.request_timeout:g} s "
+                    f"({len(data):,} of {size:,} bytes came)",
+                ) from None
             if not piece:
-                raise Refusal(400, f"the request body ended after {len(data):,} of "
-                                   f"{size:,} bytes")
+                raise Refusal(400, f"the request body ended after {len(data):,} of {size:,} bytes")
             data += piece
         self.connection.settimeout(None)  # the reply may take as long as the recording says
         return bytes(data)
@@ -420,8 +476,10 @@ class ReplayHandler(BaseHTTPRequestHandler):
             replay.log(f"turn {number}: answered HTTP {faults.status} (injected)")
             return self.send_json_error(faults.status, faults.error)
         positions, ending, error = reply_plan(turn, faults, self.final)
-        replay.log(f"turn {number}: {'streaming' if streamed else 'answering'} "
-                   f"{len(positions)} chunks ({ending})")
+        replay.log(
+            f"turn {number}: {'streaming' if streamed else 'answering'} "
+            f"{len(positions)} chunks ({ending})"
+        )
         if ending == "error" and (not positions or not streamed):
             return self.send_json_error(500, error)  # an error before any output is a status
         if streamed:
@@ -463,8 +521,11 @@ class ReplayHandler(BaseHTTPRequestHandler):
                         batch.clear()
                 if batch:
                     self._write_chunk(batch)
-            tail = {"error": lambda: self.stream_error(error), "garbage": lambda: self.garbage,
-                    "end": lambda: self.stream_end}.get(ending, lambda: b"")()
+            tail = {
+                "error": lambda: self.stream_error(error),
+                "garbage": lambda: self.garbage,
+                "end": lambda: self.stream_end,
+            }.get(ending, lambda: b"")()
             if tail:
                 self._write_chunk(tail)
             if ending == "stall":
@@ -478,8 +539,9 @@ class ReplayHandler(BaseHTTPRequestHandler):
         self.wfile.write(b"%X\r\n" % len(data) + bytes(data) + b"\r\n")
 
     def send_json(self, status: int, payload: dict, head: bool = False) -> None:
-        self.send_body(status, self.json_bytes(payload), "application/json; charset=utf-8",
-                       head=head)
+        self.send_body(
+            status, self.json_bytes(payload), "application/json; charset=utf-8", head=head
+        )
 
     def send_json_error(self, status: int, error: str) -> None:
         self.send_json(status, self.error_body(status, error))
@@ -530,8 +592,15 @@ class ReplayHandler(BaseHTTPRequestHandler):
 
 def json_kind(value) -> str:
     """A JSON value's kind, as an error about a request names it."""
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
-            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def fields_problem(value: dict, where: str, kinds: dict) -> str | None:
@@ -555,8 +624,9 @@ def _depth_over(value, limit: int) -> bool:
         if isinstance(item, (dict, list)):
             if depth > limit:
                 return True
-            stack.extend((child, depth + 1) for child in
-                         (item.values() if isinstance(item, dict) else item))
+            stack.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
     return False
 
 

@@ -21,7 +21,8 @@ import ollama
 import pydantic
 
 from ..recording.format import SOURCES, timestamp
-from ..settings import DEFAULT_HOST, DEFAULT_MODEL, OLLAMA_OPTIONS as OPTIONS, REQUEST_TIMEOUT
+from ..settings import DEFAULT_HOST, DEFAULT_MODEL, REQUEST_TIMEOUT
+from ..settings import OLLAMA_OPTIONS as OPTIONS
 from .errors import OllamaError
 from .wire import LineTap, TappedModel
 
@@ -43,8 +44,13 @@ class OllamaModel(TappedModel):
     which the SDK's models leave out), copied off the wire by a :class:`LineTap`.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, host: str | None = None, *,
-                 timeout: float = REQUEST_TIMEOUT):
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        host: str | None = None,
+        *,
+        timeout: float = REQUEST_TIMEOUT,
+    ):
         self.model = model
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.timeout = timeout
@@ -52,16 +58,25 @@ class OllamaModel(TappedModel):
         try:
             self.client = ollama.Client(host=self.host, timeout=timeout, transport=self.tap)
         except ValueError as exc:
-            raise ValueError(f"cannot use {self.host!r} as the Ollama address ({exc}); "
-                             f"give one like {DEFAULT_HOST}") from None
+            raise ValueError(
+                f"cannot use {self.host!r} as the Ollama address ({exc}); "
+                f"give one like {DEFAULT_HOST}"
+            ) from None
 
     @property
     def errors(self) -> tuple:
         return SERVER_ERRORS
 
     def _request(self, messages, tool_schemas):
-        return self.client.chat(self.model, messages, tools=tool_schemas, stream=True,
-                                think=True, keep_alive=0, options=OPTIONS)
+        return self.client.chat(
+            self.model,
+            messages,
+            tools=tool_schemas,
+            stream=True,
+            think=True,
+            keep_alive=0,
+            options=OPTIONS,
+        )
 
     def _pairs(self, stream):
         for part, line in self.tap.pairs(stream):
@@ -69,9 +84,15 @@ class OllamaModel(TappedModel):
 
     def failure(self, exc, received: int = 0) -> OllamaError:
         mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
-        return OllamaError(self.explain(exc, received), stop_detail=(
-            "replay mismatch: the replay server refused the request, which differs from the "
-            "recording (not a model failure)" if mismatch else None))
+        return OllamaError(
+            self.explain(exc, received),
+            stop_detail=(
+                "replay mismatch: the replay server refused the request, which differs from the "
+                "recording (not a model failure)"
+                if mismatch
+                else None
+            ),
+        )
 
     def check(self) -> None:
         """Ask the server, before a run, whether this model can do the course's task.
@@ -89,8 +110,9 @@ class OllamaModel(TappedModel):
         if "tools" not in capabilities:
             raise OllamaError(self._cannot("cannot call tools, which the loop needs"))
         if "thinking" not in capabilities:
-            raise OllamaError(self._cannot("does not support thinking, and this course asks "
-                                           "for it (think=True)"))
+            raise OllamaError(
+                self._cannot("does not support thinking, and this course asks for it (think=True)")
+            )
 
     def server_facts(self) -> dict:
         """Ask the server who it is, for a recording's provenance.
@@ -105,13 +127,18 @@ class OllamaModel(TappedModel):
             version = answer.json()
             listed = self.client.list().models
         except httpx.HTTPStatusError as exc:
-            raise OllamaError(f"the server at {self.host} answered HTTP "
-                              f"{exc.response.status_code} to /api/version; is it Ollama?") from exc
+            raise OllamaError(
+                f"the server at {self.host} answered HTTP "
+                f"{exc.response.status_code} to /api/version; is it Ollama?"
+            ) from exc
         except (*SERVER_ERRORS, ValueError) as exc:
             raise OllamaError(self.explain(exc)) from exc
         replay = version.get("labkit_replay") if isinstance(version, dict) else None
-        facts = {"server_version": str(version.get("version", "")), "digest": None,
-                 "replay": replay}
+        facts = {
+            "server_version": str(version.get("version", "")),
+            "digest": None,
+            "replay": replay,
+        }
         if replay is None:
             names = (self.model, f"{self.model}:latest")
             facts["digest"] = next((m.digest for m in listed if m.model in names), None)
@@ -131,39 +158,66 @@ class OllamaModel(TappedModel):
         date = timestamp(now)
         served = facts["replay"]
         if served is None:
-            return {"source": "ollama", "model": self.model, "digest": facts["digest"],
-                    "server_version": facts["server_version"], "think": True, "keep_alive": 0,
-                    "options": dict(OPTIONS), "date": date, "recorded_with": RECORDER}
+            return {
+                "source": "ollama",
+                "model": self.model,
+                "digest": facts["digest"],
+                "server_version": facts["server_version"],
+                "think": True,
+                "keep_alive": 0,
+                "options": dict(OPTIONS),
+                "date": date,
+                "recorded_with": RECORDER,
+            }
         origin = served.get("provenance") if isinstance(served, dict) else None
         if not isinstance(origin, dict) or origin.get("source") not in SOURCES:
-            raise OllamaError(f"the replay server at {self.host} does not say where its "
-                              f"recording came from; refusing to record from it")
-        return {**origin, "replayed_from": {
-            "server_version": facts["server_version"], "recording": served.get("recording"),
-            "recording_sha256": served.get("recording_sha256"), "requested_model": self.model,
-            "date": date, "recorded_with": RECORDER}}
+            raise OllamaError(
+                f"the replay server at {self.host} does not say where its "
+                f"recording came from; refusing to record from it"
+            )
+        return {
+            **origin,
+            "replayed_from": {
+                "server_version": facts["server_version"],
+                "recording": served.get("recording"),
+                "recording_sha256": served.get("recording_sha256"),
+                "requested_model": self.model,
+                "date": date,
+                "recorded_with": RECORDER,
+            },
+        }
 
     def explain(self, exc: Exception, received: int = 0) -> str:
         """A message a learner can act on, for an error the SDK or its HTTP client raised."""
         where = f"the Ollama server at {self.host}"
         if isinstance(exc, (ConnectionError, httpx.ConnectError)):
-            return (f"Ollama is not running at {self.host} (nothing accepted the connection). "
-                    f"Start it with `ollama serve`, or set OLLAMA_HOST to the address where it "
-                    f"runs. {REPLAY_HINT}")
+            return (
+                f"Ollama is not running at {self.host} (nothing accepted the connection). "
+                f"Start it with `ollama serve`, or set OLLAMA_HOST to the address where it "
+                f"runs. {REPLAY_HINT}"
+            )
         if isinstance(exc, httpx.TimeoutException) and received:
-            return (f"{where} went quiet for {self.timeout:g} s after {received} chunks of the "
-                    f"reply; it may be stuck or overloaded. Try again, or check `ollama ps`.")
+            return (
+                f"{where} went quiet for {self.timeout:g} s after {received} chunks of the "
+                f"reply; it may be stuck or overloaded. Try again, or check `ollama ps`."
+            )
         if isinstance(exc, httpx.TimeoutException):
-            return (f"{where} did not answer within {self.timeout:g} s; it may still be "
-                    f"loading the model. Try again, or check `ollama ps`.")
+            return (
+                f"{where} did not answer within {self.timeout:g} s; it may still be "
+                f"loading the model. Try again, or check `ollama ps`."
+            )
         if isinstance(exc, httpx.TransportError):
-            return (f"the connection to {where} broke after {received} chunks, before the "
-                    f"reply was complete ({exc}). Is the server still running?")
+            return (
+                f"the connection to {where} broke after {received} chunks, before the "
+                f"reply was complete ({exc}). Is the server still running?"
+            )
         if isinstance(exc, ollama.ResponseError):
             return self._response_problem(exc, received)
         if isinstance(exc, (json.JSONDecodeError, pydantic.ValidationError)):
-            return (f"{where} sent something that is not Ollama chat data after {received} "
-                    f"chunks: {str(exc).splitlines()[0]}")
+            return (
+                f"{where} sent something that is not Ollama chat data after {received} "
+                f"chunks: {str(exc).splitlines()[0]}"
+            )
         return f"could not talk to {where}: {exc}"
 
     def _response_problem(self, exc: ollama.ResponseError, received: int) -> str:
@@ -171,21 +225,30 @@ class OllamaModel(TappedModel):
         if received or status == -1:  # an {"error": ...} line inside a streamed reply
             return f"the Ollama server at {self.host} reported an error during the reply: {error}"
         if "does not support thinking" in error:
-            return (f"{self._cannot('does not support thinking, and this course asks for it (think=True)')} "
-                    f"(Ollama said: {error})")
+            return (
+                self._cannot("does not support thinking, and this course asks for it (think=True)")
+                + " "
+                f"(Ollama said: {error})"
+            )
         if "does not support tools" in error:
-            return f"{self._cannot('cannot call tools, which the loop needs')} (Ollama said: {error})"
+            return (
+                f"{self._cannot('cannot call tools, which the loop needs')} (Ollama said: {error})"
+            )
         if status == 404 or (error.startswith("model") and "not found" in error):
             return f"{self._missing_model()} (Ollama said: {error})"
         return f"the server at {self.host} answered HTTP {status}: {error}"
 
     def _cannot(self, what: str) -> str:
-        return (f"the model {self.model!r} {what}: use a model that can, e.g. `ollama pull "
-                f"{DEFAULT_MODEL}`, then MODEL = {DEFAULT_MODEL!r} (or --model {DEFAULT_MODEL})")
+        return (
+            f"the model {self.model!r} {what}: use a model that can, e.g. `ollama pull "
+            f"{DEFAULT_MODEL}`, then MODEL = {DEFAULT_MODEL!r} (or --model {DEFAULT_MODEL})"
+        )
 
     def _missing_model(self) -> str:
-        return (f"the model {self.model!r} is not on the Ollama server at {self.host}: "
-                f"download it with `ollama pull {self.model}`")
+        return (
+            f"the model {self.model!r} is not on the Ollama server at {self.host}: "
+            f"download it with `ollama pull {self.model}`"
+        )
 
     def __repr__(self):
         return f"OllamaModel(model={self.model!r}, host={self.host!r})"
@@ -211,7 +274,11 @@ def _wire_object(line: str | None, part) -> dict:
     return part.model_dump(exclude_none=True)
 
 
-
 #: What talking to a server can raise: the SDK's errors, its HTTP client's, a bad line or chunk.
-SERVER_ERRORS = (ollama.ResponseError, ConnectionError, httpx.HTTPError, json.JSONDecodeError,
-                 pydantic.ValidationError)
+SERVER_ERRORS = (
+    ollama.ResponseError,
+    ConnectionError,
+    httpx.HTTPError,
+    json.JSONDecodeError,
+    pydantic.ValidationError,
+)

@@ -8,16 +8,15 @@ offline: the real SDK, real HTTP, real server-sent events.
 Each request streams (``stream=True``) with temperature 0, seed 7, room for 2,048
 output tokens (``max_tokens``, the field every such server reads) and ``tool_choice:
 "auto"``: OpenAI's default when tools are sent, but not every server's (llama-cpp-python's
-function-calling chat format lets the model call no tool unless it is asked this way). The loop's messages
-go as they are: the system prompt first, ``content: ""`` beside tool calls. Some servers
-cannot stream a reply that calls tools (llama-cpp-python's function-calling chat format
+function-calling chat format lets the model call no tool unless it is asked this way). The
+loop's messages go as they are: the system prompt first, ``content: ""`` beside tool calls.
+Some servers cannot stream a reply that calls tools (llama-cpp-python's function-calling chat format
 refuses it): ``stream=False`` asks for the whole completion instead, and the loop
 assembles it as one chunk, under the same rules. Everything shared with
 ``AnthropicModel`` (address, key, wire, errors, provenance) is in ``provider.py``.
 """
 
 from __future__ import annotations
-
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, OLLAMA_OPTIONS, REQUEST_TIMEOUT
 from .provider import ProviderModel
@@ -42,16 +41,27 @@ class OpenAIModel(ProviderModel):
     example_url = "http://127.0.0.1:1234/v1"
     url_hint = "an OpenAI-compatible address usually ends in /v1"
 
-    def __init__(self, model: str = DEFAULT_MODELS["openai"], *, base_url: str | None = None,
-                 api_key: str | None = None, stream: bool = True,
-                 timeout: float = REQUEST_TIMEOUT):
+    def __init__(
+        self,
+        model: str = DEFAULT_MODELS["openai"],
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        stream: bool = True,
+        timeout: float = REQUEST_TIMEOUT,
+    ):
         self.stream = stream
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
-    def _client(self, key: str, http_client) :
+    def _client(self, key: str, http_client):
         # retries off: a failure is reported at once, and a replayed request is sent once
-        return self.sdk.OpenAI(api_key=key, base_url=self.base_url, http_client=http_client,
-                             timeout=self.timeout, max_retries=0)
+        return self.sdk.OpenAI(
+            api_key=key,
+            base_url=self.base_url,
+            http_client=http_client,
+            timeout=self.timeout,
+            max_retries=0,
+        )
 
     def settings(self) -> dict:
         return {**SETTINGS, "tool_choice": "auto", "stream": self.stream}

@@ -47,14 +47,14 @@ class ProviderModel(TappedModel):
     how to make the client (``_client``) and a streamed request (``_request``).
     """
 
-    provider = ""      # "openai" or "anthropic": also its wire format's name
-    title = ""         # how messages name the provider
-    sdk_name = ""      # the SDK's module: its exceptions are the same family for both
+    provider = ""  # "openai" or "anthropic": also its wire format's name
+    title = ""  # how messages name the provider
+    sdk_name = ""  # the SDK's module: its exceptions are the same family for both
     key_variable = ""  # OPENAI_API_KEY...
     url_variable = ""  # OPENAI_BASE_URL...
     models_path = "/models"  # the model list, below the base URL
-    example_url = ""   # an address, for a message about one that is not
-    url_hint = ""      # what a 404 may mean about the address
+    example_url = ""  # an address, for a message about one that is not
+    url_hint = ""  # what a 404 may mean about the address
 
     @property
     def sdk(self):
@@ -62,27 +62,39 @@ class ProviderModel(TappedModel):
         that import labkit (a replay, a grader, a kernel) never talk to these providers."""
         return importlib.import_module(self.sdk_name)
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = REQUEST_TIMEOUT):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = REQUEST_TIMEOUT,
+    ):
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"name the model to use (a non-empty string), not {model!r}")
         self.model = model
-        self.base_url = (base_url or os.environ.get(self.url_variable)
-                         or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+        self.base_url = (
+            base_url or os.environ.get(self.url_variable) or DEFAULT_BASE_URLS[self.provider]
+        ).rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"cannot use {self.base_url!r} as the {self.title} address; give "
-                             f"one like {self.example_url}")
+            raise ValueError(
+                f"cannot use {self.base_url!r} as the {self.title} address; give "
+                f"one like {self.example_url}"
+            )
         self.host = parts.netloc.rsplit("@", 1)[-1]  # never a user:password part
         self.timeout = timeout
         key = api_key or os.environ.get(self.key_variable)
         self.keyed = bool(key)
         if not key and self.official:
-            raise ProviderError(f"{self.title}'s API needs a key: set {self.key_variable} (or "
-                                f"pass api_key=...). {REPLAY_HINT}")
+            raise ProviderError(
+                f"{self.title}'s API needs a key: set {self.key_variable} (or "
+                f"pass api_key=...). {REPLAY_HINT}"
+            )
         self.tap = LineTap(httpx2.HTTPTransport())
-        self.client = self._client(key or NO_KEY, httpx2.Client(transport=self.tap,
-                                                                 timeout=timeout))
+        self.client = self._client(
+            key or NO_KEY, httpx2.Client(transport=self.tap, timeout=timeout)
+        )
 
     @property
     def wire_format(self) -> str:
@@ -91,7 +103,9 @@ class ProviderModel(TappedModel):
     @property
     def official(self) -> bool:
         """Whether the address is the provider's own API (there a key is a must)."""
-        return urlsplit(self.base_url).hostname == urlsplit(DEFAULT_BASE_URLS[self.provider]).hostname
+        return (
+            urlsplit(self.base_url).hostname == urlsplit(DEFAULT_BASE_URLS[self.provider]).hostname
+        )
 
     @property
     def errors(self) -> tuple:
@@ -103,9 +117,15 @@ class ProviderModel(TappedModel):
 
     def failure(self, exc, received: int = 0) -> ProviderError:
         mismatch = REPLAY_MISMATCH in str(getattr(exc, "message", ""))
-        return ProviderError(self.explain(exc, received), stop_detail=(
-            "replay mismatch: the replay server refused the request, which differs from the "
-            "recording (not a model failure)" if mismatch else None))
+        return ProviderError(
+            self.explain(exc, received),
+            stop_detail=(
+                "replay mismatch: the replay server refused the request, which differs from the "
+                "recording (not a model failure)"
+                if mismatch
+                else None
+            ),
+        )
 
     # --- asking the server before a run ---------------------------------------------------
 
@@ -125,9 +145,11 @@ class ProviderModel(TappedModel):
         names = [entry.get("id") for entry in _entries(self.listed())]
         if names and self.model not in names:
             shown = ", ".join(repr(name) for name in names[:8]) + (" ..." if len(names) > 8 else "")
-            raise ProviderError(f"the {self.title} server at {self.base_url} has no model "
-                                f"{self.model!r}; it lists {shown}: set MODEL (or --model) to "
-                                f"one of them")
+            raise ProviderError(
+                f"the {self.title} server at {self.base_url} has no model "
+                f"{self.model!r}; it lists {shown}: set MODEL (or --model) to "
+                f"one of them"
+            )
 
     def provenance(self, now=None) -> dict:
         """Who will have written the chunks captured from this server, as it tells us.
@@ -143,19 +165,35 @@ class ProviderModel(TappedModel):
         if served is None:
             entries = _entries(listed)
             entry = next((e for e in entries if e.get("id") == self.model), None)
-            return {"source": self.provider, "model": self.model, "base_url_host": self.host,
-                    "server_reported": {"model": entry,
-                                        "models_listed": [e.get("id") for e in entries]},
-                    "request": self.settings(), "date": date, "recorded_with": RECORDER}
+            return {
+                "source": self.provider,
+                "model": self.model,
+                "base_url_host": self.host,
+                "server_reported": {
+                    "model": entry,
+                    "models_listed": [e.get("id") for e in entries],
+                },
+                "request": self.settings(),
+                "date": date,
+                "recorded_with": RECORDER,
+            }
         origin = served.get("provenance") if isinstance(served, dict) else None
         if not isinstance(origin, dict) or origin.get("source") not in SOURCES:
-            raise ProviderError(f"the replay server at {self.base_url} does not say where its "
-                                "recording came from; refusing to record from it")
-        return {**origin, "replayed_from": {
-            "server": f"labkit replay server ({self.provider} API)",
-            "recording": served.get("recording"),
-            "recording_sha256": served.get("recording_sha256"), "requested_model": self.model,
-            "date": date, "recorded_with": RECORDER}}
+            raise ProviderError(
+                f"the replay server at {self.base_url} does not say where its "
+                "recording came from; refusing to record from it"
+            )
+        return {
+            **origin,
+            "replayed_from": {
+                "server": f"labkit replay server ({self.provider} API)",
+                "recording": served.get("recording"),
+                "recording_sha256": served.get("recording_sha256"),
+                "requested_model": self.model,
+                "date": date,
+                "recorded_with": RECORDER,
+            },
+        }
 
     # --- errors ---------------------------------------------------------------------------
 
@@ -164,17 +202,25 @@ class ProviderModel(TappedModel):
         sdk, where = self.sdk, f"the {self.title} server at {self.base_url}"
         if isinstance(exc, sdk.APITimeoutError):
             if received:
-                return (f"{where} went quiet for {self.timeout:g} s after {received} chunks of "
-                        "the reply; it may be stuck or overloaded. Try again.")
-            return (f"{where} did not answer within {self.timeout:g} s; it may still be "
-                    "loading the model. Try again.")
+                return (
+                    f"{where} went quiet for {self.timeout:g} s after {received} chunks of "
+                    "the reply; it may be stuck or overloaded. Try again."
+                )
+            return (
+                f"{where} did not answer within {self.timeout:g} s; it may still be "
+                "loading the model. Try again."
+            )
         if isinstance(exc, sdk.APIConnectionError):
             if received:
-                return (f"the connection to {where} broke after {received} chunks, before the "
-                        "reply was complete. Is the server still running?")
-            return (f"nothing is listening at {self.base_url} (the connection failed). Start "
-                    f"the server, or set BASE_URL (or --base-url, or {self.url_variable}) to "
-                    f"where it runs. {REPLAY_HINT}")
+                return (
+                    f"the connection to {where} broke after {received} chunks, before the "
+                    "reply was complete. Is the server still running?"
+                )
+            return (
+                f"nothing is listening at {self.base_url} (the connection failed). Start "
+                f"the server, or set BASE_URL (or --base-url, or {self.url_variable}) to "
+                f"where it runs. {REPLAY_HINT}"
+            )
         text = _server_message(exc)
         status = getattr(exc, "status_code", None)
         if received or status in (None, 200):  # an error event inside a streamed reply
@@ -183,18 +229,26 @@ class ProviderModel(TappedModel):
             return text
         if status == 401:
             if not self.keyed:
-                return (f"{where} wants an API key (HTTP 401), and none is set: set "
-                        f"{self.key_variable} (or pass api_key=...)")
-            return (f"{where} refused the API key (HTTP 401): check {self.key_variable} "
-                    "(or the api_key you passed)")
+                return (
+                    f"{where} wants an API key (HTTP 401), and none is set: set "
+                    f"{self.key_variable} (or pass api_key=...)"
+                )
+            return (
+                f"{where} refused the API key (HTTP 401): check {self.key_variable} "
+                "(or the api_key you passed)"
+            )
         if status == 404:
-            return (f"{where} answered 404 for the model {self.model!r}: the model is not "
-                    f"there (list the server's models, and set MODEL or --model to one), or "
-                    f"the address is wrong ({self.url_hint}) (the server said: {text})")
+            return (
+                f"{where} answered 404 for the model {self.model!r}: the model is not "
+                f"there (list the server's models, and set MODEL or --model to one), or "
+                f"the address is wrong ({self.url_hint}) (the server said: {text})"
+            )
         if status in (400, 422) and "tool" in text.lower():
-            return (f"the model {self.model!r} at {self.base_url} cannot call tools, which the "
-                    f"loop needs: use a model (or server settings) that can (the server said: "
-                    f"{text})")
+            return (
+                f"the model {self.model!r} at {self.base_url} cannot call tools, which the "
+                f"loop needs: use a model (or server settings) that can (the server said: "
+                f"{text})"
+            )
         return f"{where} answered HTTP {status}: {text}"
 
     # --- the rest -------------------------------------------------------------------------
@@ -220,7 +274,6 @@ def _server_message(exc) -> str:
     return message if isinstance(message, str) and message else getattr(exc, "message", str(exc))
 
 
-
 def reported_in_replies(recording: dict) -> dict:
     """What the server said about itself in a recording's replies: each distinct ``model``
     (OpenAI's chunks, Anthropic's ``message_start``) and ``system_fingerprint`` (OpenAI's)."""
@@ -228,8 +281,10 @@ def reported_in_replies(recording: dict) -> dict:
     for turn in recording["turns"]:
         for entry in turn["chunks"]:
             chunk = entry["chunk"]
-            said = {"model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
-                    "system_fingerprint": chunk.get("system_fingerprint")}
+            said = {
+                "model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
+                "system_fingerprint": chunk.get("system_fingerprint"),
+            }
             for key, value in said.items():
                 if isinstance(value, str) and value and value not in found[key]:
                     found[key].append(value)

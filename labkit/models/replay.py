@@ -24,12 +24,14 @@ class ReplayMismatch(ReplayError):
     """In strict mode, the harness sent a request the recording does not hold."""
 
     #: how the loop's ``model_error`` stop introduces it: no model was involved
-    stop_detail = ("replay mismatch: the harness's request differs from the recording "
-                   "(not a model failure)")
+    stop_detail = (
+        "replay mismatch: the harness's request differs from the recording (not a model failure)"
+    )
 
 
-def first_difference(recorded: dict, messages: list, names: list, *,
-                     wire: bool = False) -> str | None:
+def first_difference(
+    recorded: dict, messages: list, names: list, *, wire: bool = False
+) -> str | None:
     """Describe the first way a request differs from a recorded one, or return None.
 
     The description names the first differing place (``message 4 (assistant),
@@ -46,13 +48,17 @@ def first_difference(recorded: dict, messages: list, names: list, *,
         place = _where_different(_comparable(want), _comparable(got), "")
         if place:
             path, recorded_side, sent_side = place
-            return (f"message {index} ({want.get('role')}) differs at {path or 'the top'}: "
-                    f"the recording has {recorded_side} but the harness sent {sent_side}")
+            return (
+                f"message {index} ({want.get('role')}) differs at {path or 'the top'}: "
+                f"the recording has {recorded_side} but the harness sent {sent_side}"
+            )
     if len(messages) != len(expected):
         index = min(len(messages), len(expected))
         extra = messages[index] if len(messages) > index else expected[index]
-        return (f"the harness sent {len(messages)} messages, the recording has {len(expected)} "
-                f"(first unmatched: message {index}, {_short(extra)})")
+        return (
+            f"the harness sent {len(messages)} messages, the recording has {len(expected)} "
+            f"(first unmatched: message {index}, {_short(extra)})"
+        )
     return None
 
 
@@ -68,8 +74,9 @@ class RequestCursor:
     Safe to share between threads.
     """
 
-    def __init__(self, turns: list, *, strict: bool = True, restarts: bool = False,
-                 wire: bool = False):
+    def __init__(
+        self, turns: list, *, strict: bool = True, restarts: bool = False, wire: bool = False
+    ):
         self.turns = turns
         self.strict = strict
         self.restarts = restarts
@@ -80,18 +87,24 @@ class RequestCursor:
     def next_turn(self, messages: list, names: list) -> tuple[int, dict]:
         """``(number, turn)`` for this request (1 = the first turn), or ReplayMismatch."""
         with self._lock:
-            fresh = (self.restarts and self.answered
-                     and len(messages) == len(self.turns[0]["request"]["messages"]))
+            fresh = (
+                self.restarts
+                and self.answered
+                and len(messages) == len(self.turns[0]["request"]["messages"])
+            )
             number = 1 if fresh else self.answered + 1
             if number > len(self.turns):
-                raise ReplayMismatch(f"the recording has {len(self.turns)} turns, but this is "
-                                     f"request {number} of the conversation")
+                raise ReplayMismatch(
+                    f"the recording has {len(self.turns)} turns, but this is "
+                    f"request {number} of the conversation"
+                )
             turn = self.turns[number - 1]
             if self.strict:
                 difference = first_difference(turn["request"], messages, names, wire=self.wire)
                 if difference:
-                    raise ReplayMismatch(f"turn {number}: the request does not match the "
-                                         f"recording: {difference}")
+                    raise ReplayMismatch(
+                        f"turn {number}: the request does not match the recording: {difference}"
+                    )
             self.answered = number
         return number, turn
 
@@ -159,8 +172,9 @@ def _as_carried(want: dict, got: dict) -> dict:
         if isinstance(call, dict):
             call = {k: v for k, v in call.items() if k != "id" or "id" in other}
             function, sent_function = call.get("function"), other.get("function")
-            if isinstance(function, dict) and not (isinstance(sent_function, dict)
-                                                   and "index" in sent_function):
+            if isinstance(function, dict) and not (
+                isinstance(sent_function, dict) and "index" in sent_function
+            ):
                 call["function"] = {k: v for k, v in function.items() if k != "index"}
         carried.append(call)
     return {**want, "tool_calls": carried}
@@ -175,8 +189,11 @@ def _where_different(want, got, path: str):
         for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
             where = f"{path}.{key}" if path else key
             if key not in want or key not in got:
-                return (where, _excerpt(want[key]) if key in want else "nothing",
-                        _excerpt(got[key]) if key in got else "nothing")
+                return (
+                    where,
+                    _excerpt(want[key]) if key in want else "nothing",
+                    _excerpt(got[key]) if key in got else "nothing",
+                )
             place = _where_different(want[key], got[key], where)
             if place:
                 return place
@@ -190,13 +207,16 @@ def _where_different(want, got, path: str):
             return path, f"{len(want)} items", f"{len(got)} items"
         return None
     if isinstance(want, str) and want != got:
-        at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        at = next(
+            (i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got))
+        )
         return f"{path}, character {at}", _excerpt(want, at), _excerpt(got, at)
     return None if want == got else (path, _excerpt(want), _excerpt(got))
 
 
 def _json_kind(value) -> type:
-    """The JSON kind of a value: a frozen dict or list (``labkit.harness.frozen``) is a dict or a list."""
+    """The JSON kind of a value: a frozen dict or list (``labkit.harness.frozen``) is a dict or
+    a list."""
     return dict if isinstance(value, dict) else list if isinstance(value, list) else type(value)
 
 
@@ -204,9 +224,9 @@ def _excerpt(value, at: int | None = None, before: int = 30, after: int = 50) ->
     """Text around position ``at`` (or the start of a JSON value), quoted, ends marked."""
     if at is None:
         text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= before + after else text[:before + after] + "…"
+        return text if len(text) <= before + after else text[: before + after] + "…"
     start = max(0, at - before)
-    piece = json.dumps(value[start:at + after], ensure_ascii=False)
+    piece = json.dumps(value[start : at + after], ensure_ascii=False)
     return ("…" if start else "") + piece + ("…" if at + after < len(value) else "")
 
 

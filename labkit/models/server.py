@@ -20,24 +20,41 @@ not the shape Ollama reads is refused with 400.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from ..settings import DEFAULT_MODEL, SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
-from .loopback import (MAX_BODY_BYTES, MAX_DEPTH, NO_FAULTS, PREFIX, Faults,  # noqa: F401
-                       Refusal, ReplayHandler, ReplayServer, Served, fields_problem, json_kind,
-                       reply_plan)
-from .sse_server import AnthropicHandler, OpenAIHandler
+from ..settings import DEFAULT_MODEL
+from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from .go_json import go_time, ollama_line
+from .loopback import (
+    PREFIX,
+    Faults,
+    Refusal,
+    ReplayHandler,
+    ReplayServer,
+    Served,
+    fields_problem,
+    json_kind,
+)
+from .sse_server import AnthropicHandler, OpenAIHandler
 
 SERVER_VERSION = "labkit-replay-0.2.0"
 NOT_JSON = b'{"model": "scripted", "message": {"role": "assistant", "content": "cut\n'
 CAPABILITIES = ("completion", "tools", "thinking")
 
 
-def serve_recording(recording, *, port: int = 0, strict: bool = True, speed: float | None = None,
-                    log=None, models=None, capabilities=CAPABILITIES,
-                    request_timeout: float = REQUEST_TIMEOUT, api_key: str | None = None,
-                    **faults) -> ReplayServer:
+def serve_recording(
+    recording,
+    *,
+    port: int = 0,
+    strict: bool = True,
+    speed: float | None = None,
+    log=None,
+    models=None,
+    capabilities=CAPABILITIES,
+    request_timeout: float = REQUEST_TIMEOUT,
+    api_key: str | None = None,
+    **faults,
+) -> ReplayServer:
     """Start serving ``recording`` (a dict, or the path of a recording file) on 127.0.0.1,
     over the API it was recorded in: Ollama's, OpenAI's or Anthropic's.
 
@@ -51,10 +68,19 @@ def serve_recording(recording, *, port: int = 0, strict: bool = True, speed: flo
     ``faults``: see :class:`Faults`.
     """
     served = Served.of(recording)
-    return ReplayServer(served, PROTOCOLS[served.wire_format], port=port, strict=strict,
-                        speed=speed, log=log, models=models, capabilities=capabilities,
-                        request_timeout=request_timeout, api_key=api_key,
-                        faults=Faults.from_keywords(faults))
+    return ReplayServer(
+        served,
+        PROTOCOLS[served.wire_format],
+        port=port,
+        strict=strict,
+        speed=speed,
+        log=log,
+        models=models,
+        capabilities=capabilities,
+        request_timeout=request_timeout,
+        api_key=api_key,
+        faults=Faults.from_keywords(faults),
+    )
 
 
 def is_done(chunk: dict) -> bool:
@@ -91,36 +117,62 @@ def chat_problem(body) -> str | None:
     """Say how a chat request body is not what Ollama's ``ChatRequest`` reads, or None."""
     if not isinstance(body, dict):
         return f"the request body is a JSON {json_kind(body)}, not an object"
-    problem = fields_problem(body, "the request", {
-        "model": (str,), "messages": (list,), "tools": (list,), "stream": (bool,),
-        "think": (bool, str), "keep_alive": (int, float, str), "options": (dict,)})
+    problem = fields_problem(
+        body,
+        "the request",
+        {
+            "model": (str,),
+            "messages": (list,),
+            "tools": (list,),
+            "stream": (bool,),
+            "think": (bool, str),
+            "keep_alive": (int, float, str),
+            "options": (dict,),
+        },
+    )
     if problem:
         return problem
     for index, message in enumerate(body.get("messages") or []):
         where = f"messages[{index}]"
         if not isinstance(message, dict):
             return f"{where} is a JSON {json_kind(message)}, not an object"
-        problem = fields_problem(message, where, {
-            "role": (str,), "content": (str,), "thinking": (str,), "images": (list,),
-            "tool_calls": (list,), "tool_name": (str,), "tool_call_id": (str,)})
+        problem = fields_problem(
+            message,
+            where,
+            {
+                "role": (str,),
+                "content": (str,),
+                "thinking": (str,),
+                "images": (list,),
+                "tool_calls": (list,),
+                "tool_name": (str,),
+                "tool_call_id": (str,),
+            },
+        )
         if problem:
             return problem
         for number, call in enumerate(message.get("tool_calls") or []):
             at = f"{where}.tool_calls[{number}]"
             if not isinstance(call, dict):
                 return f"{at} is a JSON {json_kind(call)}, not an object"
-            problem = (fields_problem(call, at, {"id": (str,), "function": (dict,)})
-                       or fields_problem(call.get("function") or {}, f"{at}.function", {
-                           "index": (int,), "name": (str,), "arguments": (dict,)}))
+            problem = fields_problem(
+                call, at, {"id": (str,), "function": (dict,)}
+            ) or fields_problem(
+                call.get("function") or {},
+                f"{at}.function",
+                {"index": (int,), "name": (str,), "arguments": (dict,)},
+            )
             if problem:
                 return problem
     for index, tool in enumerate(body.get("tools") or []):
         where = f"tools[{index}]"
         if not isinstance(tool, dict):
             return f"{where} is a JSON {json_kind(tool)}, not a tool object"
-        problem = (fields_problem(tool, where, {"type": (str,), "function": (dict,)})
-                   or fields_problem(tool.get("function") or {}, f"{where}.function",
-                                      {"name": (str,), "description": (str,)}))
+        problem = fields_problem(
+            tool, where, {"type": (str,), "function": (dict,)}
+        ) or fields_problem(
+            tool.get("function") or {}, f"{where}.function", {"name": (str,), "description": (str,)}
+        )
         if problem:
             return problem
     return None
@@ -132,16 +184,21 @@ def _zero_duration(value) -> bool:
         return False
     if isinstance(value, (int, float)):
         return value == 0
-    return isinstance(value, str) and re.fullmatch(
-        r"[+-]?(0|((0*\.?0*)(ns|us|µs|μs|ms|s|m|h))+)", value) is not None
+    return (
+        isinstance(value, str)
+        and re.fullmatch(r"[+-]?(0|((0*\.?0*)(ns|us|µs|μs|ms|s|m|h))+)", value) is not None
+    )
 
 
 def _loaded(model: str, reason: str) -> dict:
     """Ollama's answer to a chat with no messages: the model was loaded, or unloaded."""
-    return {"model": model, "created_at": go_time(datetime.now(timezone.utc)),
-            "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": reason}
-
-
+    return {
+        "model": model,
+        "created_at": go_time(datetime.now(UTC)),
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "done_reason": reason,
+    }
 
 
 class OllamaHandler(ReplayHandler):
@@ -171,15 +228,23 @@ class OllamaHandler(ReplayHandler):
     def _get(self, head: bool):
         replay = self.replay
         routes = {
-            "/": lambda: self.send_body(200, b"labkit replay server is running (not Ollama)",
-                                        "text/plain; charset=utf-8", head=head),
-            "/api/version": lambda: self.send_json(200, {"version": SERVER_VERSION,
-                                                         "labkit_replay": replay.identity}, head),
-            "/api/tags": lambda: self.send_json(200, {"models": [
-                self.model_entry(m) for m in replay.models]}, head),
+            "/": lambda: self.send_body(
+                200,
+                b"labkit replay server is running (not Ollama)",
+                "text/plain; charset=utf-8",
+                head=head,
+            ),
+            "/api/version": lambda: self.send_json(
+                200, {"version": SERVER_VERSION, "labkit_replay": replay.identity}, head
+            ),
+            "/api/tags": lambda: self.send_json(
+                200, {"models": [self.model_entry(m) for m in replay.models]}, head
+            ),
         }
         if not head:
-            routes["/api/ps"] = lambda: self.send_json(200, {"models": []})  # nothing is ever loaded
+            routes["/api/ps"] = lambda: self.send_json(
+                200, {"models": []}
+            )  # nothing is ever loaded
         if self.route in routes:
             routes[self.route]()
         else:
@@ -187,11 +252,21 @@ class OllamaHandler(ReplayHandler):
 
     def model_entry(self, name: str) -> dict:
         """How ``/api/tags`` describes one served name: a recording, not a model."""
-        return {"name": name, "model": name, "modified_at": go_time(self.replay.modified),
-                "size": 0, "digest": self.replay.identity["recording_sha256"], "details": {
-                    "parent_model": "", "format": "labkit-recording", "family": "labkit-replay",
-                    "families": ["labkit-replay"], "parameter_size": "0",
-                    "quantization_level": "none"}}
+        return {
+            "name": name,
+            "model": name,
+            "modified_at": go_time(self.replay.modified),
+            "size": 0,
+            "digest": self.replay.identity["recording_sha256"],
+            "details": {
+                "parent_model": "",
+                "format": "labkit-recording",
+                "family": "labkit-replay",
+                "families": ["labkit-replay"],
+                "parameter_size": "0",
+                "quantization_level": "none",
+            },
+        }
 
     def do_POST(self):
         if self.route not in ("/api/chat", "/api/show"):
@@ -211,11 +286,18 @@ class OllamaHandler(ReplayHandler):
             shortest = model_key(name).removeprefix("registry.ollama.ai/")
             return self.send_json_error(404, f"model '{shortest}' not found")
         entry = self.model_entry(name)
-        self.send_json(200, {
-            "modelfile": "# labkit replay server: replies come from a recording, no model runs",
-            "parameters": "", "template": "", "details": entry["details"],
-            "model_info": {"general.architecture": "labkit-replay"},
-            "capabilities": list(replay.capabilities), "modified_at": entry["modified_at"]})
+        self.send_json(
+            200,
+            {
+                "modelfile": "# labkit replay server: replies come from a recording, no model runs",
+                "parameters": "",
+                "template": "",
+                "details": entry["details"],
+                "model_info": {"general.architecture": "labkit-replay"},
+                "capabilities": list(replay.capabilities),
+                "modified_at": entry["modified_at"],
+            },
+        )
 
     def _chat(self, body):
         replay = self.replay

@@ -30,9 +30,9 @@ import json
 from ..harness.anthropic_format import AnthropicAssembler
 from ..harness.openai_format import OpenAIAssembler
 from ..settings import DEFAULT_MODELS
+from .go_json import go_time
 from .loopback import PREFIX, Refusal, ReplayHandler, fields_problem, json_kind
 from .sse import OPENAI_DONE, anthropic_event, openai_event
-from .go_json import go_time
 
 TEXT = "text/plain; charset=utf-8"
 
@@ -54,14 +54,20 @@ class SSEHandler(ReplayHandler):
     def _get(self, head: bool):
         replay = self.replay
         if self.route == "/":
-            return self.send_body(200, b"labkit replay server is running (not a model)", TEXT,
-                                  head=head)
+            return self.send_body(
+                200, b"labkit replay server is running (not a model)", TEXT, head=head
+            )
         if not self._authorised():
             return
         if self.route == "/v1/models":
-            return self.send_json(200, {**self.model_list([self.model_entry(m)
-                                                           for m in replay.models]),
-                                        "labkit_replay": replay.identity}, head)
+            return self.send_json(
+                200,
+                {
+                    **self.model_list([self.model_entry(m) for m in replay.models]),
+                    "labkit_replay": replay.identity,
+                },
+                head,
+            )
         name = self.route.removeprefix("/v1/models/")
         if name != self.route and replay.serves(name):
             return self.send_json(200, self.model_entry(name), head)
@@ -99,34 +105,55 @@ class SSEHandler(ReplayHandler):
 
 # --- OpenAI -------------------------------------------------------------------------------
 
+
 def openai_problem(body) -> str | None:
     """Say how a chat request body is not what Chat Completions reads, or None."""
     if not isinstance(body, dict):
         return f"the request body is a JSON {json_kind(body)}, not an object"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "you must provide a model parameter"
-    problem = fields_problem(body, "the request", {
-        "messages": (list,), "tools": (list,), "stream": (bool,), "stream_options": (dict,),
-        "temperature": (int, float), "seed": (int,), "max_tokens": (int,),
-        "max_completion_tokens": (int,)})
+    problem = fields_problem(
+        body,
+        "the request",
+        {
+            "messages": (list,),
+            "tools": (list,),
+            "stream": (bool,),
+            "stream_options": (dict,),
+            "temperature": (int, float),
+            "seed": (int,),
+            "max_tokens": (int,),
+            "max_completion_tokens": (int,),
+        },
+    )
     if problem or not isinstance(body.get("messages"), list):
         return problem or "'messages' is a required property"
     for index, message in enumerate(body["messages"]):
         where = f"messages[{index}]"
         if not isinstance(message, dict):
             return f"{where} is a JSON {json_kind(message)}, not an object"
-        problem = fields_problem(message, where, {
-            "role": (str,), "content": (str, list), "tool_calls": (list,), "tool_call_id": (str,),
-            "name": (str,)})
+        problem = fields_problem(
+            message,
+            where,
+            {
+                "role": (str,),
+                "content": (str, list),
+                "tool_calls": (list,),
+                "tool_call_id": (str,),
+                "name": (str,),
+            },
+        )
         if problem:
             return problem
         for number, call in enumerate(message.get("tool_calls") or []):
             at = f"{where}.tool_calls[{number}]"
             if not isinstance(call, dict):
                 return f"{at} is a JSON {json_kind(call)}, not an object"
-            problem = (fields_problem(call, at, {"id": (str,), "type": (str,), "function": (dict,)})
-                       or fields_problem(call.get("function") or {}, f"{at}.function",
-                                         {"name": (str,), "arguments": (str,)}))
+            problem = fields_problem(
+                call, at, {"id": (str,), "type": (str,), "function": (dict,)}
+            ) or fields_problem(
+                call.get("function") or {}, f"{at}.function", {"name": (str,), "arguments": (str,)}
+            )
             if problem:
                 return problem
     return _tools_problem(body, lambda tool: tool.get("function"), "function")
@@ -155,15 +182,18 @@ class OpenAIHandler(SSEHandler):
 
     @staticmethod
     def final(chunk: dict) -> bool:
-        return any(isinstance(choice, dict) and choice.get("finish_reason")
-                   for choice in chunk.get("choices") or [])
+        return any(
+            isinstance(choice, dict) and choice.get("finish_reason")
+            for choice in chunk.get("choices") or []
+        )
 
     def sent_key(self) -> str:
         return (self.headers.get("Authorization") or "").removeprefix("Bearer ")
 
     def error_body(self, status: int, text: str) -> dict:
         kind = {401: "invalid_request_error", 404: "invalid_request_error"}.get(
-            status, "invalid_request_error" if status < 500 else "server_error")
+            status, "invalid_request_error" if status < 500 else "server_error"
+        )
         code = {401: "invalid_api_key", 404: "model_not_found"}.get(status)
         return {"error": {"message": text, "type": kind, "param": None, "code": code}}
 
@@ -173,15 +203,20 @@ class OpenAIHandler(SSEHandler):
     request_problem = staticmethod(openai_problem)
 
     def conversation(self, body: dict) -> tuple[list, list]:
-        return body["messages"], [(tool.get("function") or {}).get("name")
-                                  for tool in body.get("tools") or []]
+        return body["messages"], [
+            (tool.get("function") or {}).get("name") for tool in body.get("tools") or []
+        ]
 
     def model_list(self, entries: list) -> dict:
         return {"object": "list", "data": entries}
 
     def model_entry(self, name: str) -> dict:
-        return {"id": name, "object": "model", "created": int(self.replay.modified.timestamp()),
-                "owned_by": "labkit-replay (a recording, not a model)"}
+        return {
+            "id": name,
+            "object": "model",
+            "created": int(self.replay.modified.timestamp()),
+            "owned_by": "labkit-replay (a recording, not a model)",
+        }
 
     def whole_reply(self, turn, positions, body) -> dict:
         """One ``chat.completion``: the recorded one, or the recorded chunks folded into one."""
@@ -195,17 +230,32 @@ class OpenAIHandler(SSEHandler):
         message = {"role": "assistant", "content": text or None}
         if assembler.calls:
             message["tool_calls"] = [
-                {"id": call.id, "type": "function",
-                 "function": {"name": call.name, "arguments": "".join(call.parts)}}
-                for _, call in sorted(assembler.calls.items())]
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": "".join(call.parts)},
+                }
+                for _, call in sorted(assembler.calls.items())
+            ]
         first = chunks[0] if chunks else {}
-        return {"id": first.get("id", "chatcmpl-replay"), "object": "chat.completion",
-                "created": first.get("created", 0), "model": first.get("model", ""),
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": assembler.finish_reason}]}
+        return {
+            "id": first.get("id", "chatcmpl-replay"),
+            "object": "chat.completion",
+            "created": first.get("created", 0),
+            "model": first.get("model", ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": assembler.finish_reason,
+                }
+            ],
+        }
 
 
 # --- Anthropic ----------------------------------------------------------------------------
+
 
 def anthropic_problem(body) -> str | None:
     """Say how a request body is not what the Messages API reads, or None."""
@@ -214,9 +264,19 @@ def anthropic_problem(body) -> str | None:
     for required in ("model", "max_tokens", "messages"):
         if required not in body:
             return f"{required}: Field required"
-    problem = fields_problem(body, "the request", {
-        "model": (str,), "max_tokens": (int,), "messages": (list,), "system": (str, list),
-        "tools": (list,), "stream": (bool,), "temperature": (int, float)})
+    problem = fields_problem(
+        body,
+        "the request",
+        {
+            "model": (str,),
+            "max_tokens": (int,),
+            "messages": (list,),
+            "system": (str, list),
+            "tools": (list,),
+            "stream": (bool,),
+            "temperature": (int, float),
+        },
+    )
     if problem:
         return problem
     for index, message in enumerate(body["messages"]):
@@ -228,8 +288,9 @@ def anthropic_problem(body) -> str | None:
         problem = fields_problem(message, where, {"content": (str, list)})
         if problem:
             return problem
-        for number, block in enumerate(message.get("content") if isinstance(
-                message.get("content"), list) else []):
+        for number, block in enumerate(
+            message.get("content") if isinstance(message.get("content"), list) else []
+        ):
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 return f"{where}.content[{number}] is not a content block"
     return _tools_problem(body, lambda tool: tool, "tool")
@@ -254,10 +315,14 @@ class AnthropicHandler(SSEHandler):
         return self.headers.get("x-api-key") or bearer
 
     def error_body(self, status: int, text: str) -> dict:
-        kind = {400: "invalid_request_error", 401: "authentication_error",
-                403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-                429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500
-                                             else "api_error")
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            403: "permission_error",
+            404: "not_found_error",
+            413: "request_too_large",
+            429: "rate_limit_error",
+        }.get(status, "invalid_request_error" if status < 500 else "api_error")
         return {"type": "error", "error": {"type": kind, "message": text}}
 
     def missing_model(self, name: str) -> str:
@@ -272,13 +337,20 @@ class AnthropicHandler(SSEHandler):
         return front + body["messages"], [tool.get("name") for tool in body.get("tools") or []]
 
     def model_list(self, entries: list) -> dict:
-        return {"data": entries, "has_more": False,
-                "first_id": entries[0]["id"] if entries else None,
-                "last_id": entries[-1]["id"] if entries else None}
+        return {
+            "data": entries,
+            "has_more": False,
+            "first_id": entries[0]["id"] if entries else None,
+            "last_id": entries[-1]["id"] if entries else None,
+        }
 
     def model_entry(self, name: str) -> dict:
-        return {"type": "model", "id": name, "created_at": go_time(self.replay.modified),
-                "display_name": f"{name} (labkit replay server: a recording, not a model)"}
+        return {
+            "type": "model",
+            "id": name,
+            "created_at": go_time(self.replay.modified),
+            "display_name": f"{name} (labkit replay server: a recording, not a model)",
+        }
 
     def whole_reply(self, turn, positions, body) -> dict:
         """One ``message``: the recorded events folded into the object they describe."""
@@ -293,10 +365,20 @@ class AnthropicHandler(SSEHandler):
             if block.type == "text":
                 content.append({"type": "text", "text": joined})
             else:
-                content.append({"type": "tool_use", "id": block.id, "name": block.name,
-                                "input": _json_object(joined, block.start_input)})
-        return {**start, "content": content, "stop_reason": assembler.stop_reason,
-                "stop_sequence": None}
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": block.id,
+                        "name": block.name,
+                        "input": _json_object(joined, block.start_input),
+                    }
+                )
+        return {
+            **start,
+            "content": content,
+            "stop_reason": assembler.stop_reason,
+            "stop_sequence": None,
+        }
 
 
 def _json_object(text: str, default):

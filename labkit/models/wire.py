@@ -37,7 +37,7 @@ class LineTap(httpx.BaseTransport, httpx2.BaseTransport):
             self._latest.copy = copy
         return response
 
-    def take(self) -> "LineCopy | None":
+    def take(self) -> LineCopy | None:
         copy, self._latest.copy = getattr(self._latest, "copy", None), None
         return copy
 
@@ -125,7 +125,8 @@ class TappedModel:
         stream = None
         try:
             stream = self._request(messages, tool_schemas)
-            for received, pair in enumerate(self._pairs(stream), start=1):
+            for pair in self._pairs(stream):
+                received += 1
                 yield pair
         except self.errors as exc:
             raise self.failure(exc, received) from exc

@@ -8,10 +8,25 @@ replay can set it up again.
 """
 
 from .attempt import CapturingChat, run_attempt
-from .format import (RecordingError, check_recording, compact_event, load_recording,
-                     save_recording, stop_of)
+from .format import (
+    RecordingError,
+    check_recording,
+    compact_event,
+    load_recording,
+    save_recording,
+    stop_of,
+)
 from .setup import recorded_answers, replay_harness
 
-__all__ = ["CapturingChat", "RecordingError", "check_recording", "compact_event",
-           "load_recording", "recorded_answers", "replay_harness", "run_attempt",
-           "save_recording", "stop_of"]
+__all__ = [
+    "CapturingChat",
+    "RecordingError",
+    "check_recording",
+    "compact_event",
+    "load_recording",
+    "recorded_answers",
+    "replay_harness",
+    "run_attempt",
+    "save_recording",
+    "stop_of",
+]

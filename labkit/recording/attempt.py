@@ -24,9 +24,18 @@ from .format import FORMAT, VERSION, compact_event
 from .setup import TOOLSETS, harness_setup
 
 
-def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: int = MAX_TURNS,
-                on_event=None, clock=time.monotonic, tools: str = "repo", gate=None,
-                budget=None) -> tuple[dict, list]:
+def run_attempt(
+    chat,
+    *,
+    provenance: dict,
+    task: str = REPAIR_TASK,
+    max_turns: int = MAX_TURNS,
+    on_event=None,
+    clock=time.monotonic,
+    tools: str = "repo",
+    gate=None,
+    budget=None,
+) -> tuple[dict, list]:
     """Run the loop once on a fresh copy of the sample.
 
     Returns ``(recording, events)``: the recording in the saved format, and the
@@ -46,8 +55,9 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
         test_file = root / TEST_FILE
         hash_before, checks_before = file_sha256(test_file), run_checks(root)
         tell({"type": "checks", "when": "before", "checks": checks_before})
-        for event in agent_events(capture, TOOLSETS[tools](root), task, max_turns=max_turns,
-                                  gate=gate, budget=budget):
+        for event in agent_events(
+            capture, TOOLSETS[tools](root), task, max_turns=max_turns, gate=gate, budget=budget
+        ):
             events.append(event)
             tell(event)
         checks_after = run_checks(root)
@@ -57,16 +67,18 @@ def run_attempt(chat, *, provenance: dict, task: str = REPAIR_TASK, max_turns: i
     wire = format_of(chat).name
     if wire != "ollama":  # Ollama's recordings say nothing: they were all Ollama's at first
         recording["wire_format"] = wire
-    recording.update({
-        "provenance": provenance,
-        "task": task,
-        "max_turns": max_turns,
-        "test_file_sha256": {"before": hash_before, "after": hash_after},
-        "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
-        **({"harness": setup} if (setup := harness_setup(tools, gate, budget)) else {}),
-        "turns": capture.turns,
-        "events": [compact_event(event) for event in events],
-    })
+    recording.update(
+        {
+            "provenance": provenance,
+            "task": task,
+            "max_turns": max_turns,
+            "test_file_sha256": {"before": hash_before, "after": hash_after},
+            "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
+            **({"harness": setup} if (setup := harness_setup(tools, gate, budget)) else {}),
+            "turns": capture.turns,
+            "events": [compact_event(event) for event in events],
+        }
+    )
     return recording, events
 
 
@@ -80,8 +92,10 @@ class CapturingChat:
         self.wire_format = getattr(chat, "wire_format", None)  # the loop reads the chat's
 
     def __call__(self, messages, tool_schemas):
-        turn = {"request": {"messages": copy.deepcopy(messages), "tools": tool_names(tool_schemas)},
-                "chunks": []}
+        turn = {
+            "request": {"messages": copy.deepcopy(messages), "tools": tool_names(tool_schemas)},
+            "chunks": [],
+        }
         self.turns.append(turn)
         return self._stream(turn, messages, tool_schemas)
 

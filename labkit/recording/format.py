@@ -5,8 +5,8 @@ the independent test results and test-file hashes before and after, each turn's
 request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
 model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
-``"anthropic"``); without it, it is Ollama's. ``load_recording`` refuses a file that is not one, naming
-the file and the problem, before anything runs: not a regular file (a named pipe is
+``"anthropic"``); without it, it is Ollama's. ``load_recording`` refuses a file that is not
+one, naming the file and the problem, before anything runs: not a regular file (a named pipe is
 never waited on), too big, not UTF-8 JSON, nested more than ``MAX_NESTING`` levels,
 a number that is not finite, or a structure that does not hold. ``save_recording``
 writes atomically.
@@ -18,7 +18,7 @@ import json
 import math
 import os
 import stat
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..harness.atomic import write_atomically
@@ -37,8 +37,11 @@ WIRE_FORMATS = ("ollama", "openai", "anthropic")  # the names of labkit.harness.
 #: wire format is that API's).
 SOURCES = ("scripted", "ollama", "openai", "anthropic")
 #: What a live capture's provenance must name, per source.
-NAMED_BY = {"ollama": ("model", "digest", "server_version"),
-            "openai": ("model", "base_url_host"), "anthropic": ("model", "base_url_host")}
+NAMED_BY = {
+    "ollama": ("model", "digest", "server_version"),
+    "openai": ("model", "base_url_host"),
+    "anthropic": ("model", "base_url_host"),
+}
 MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
 #: Levels of nesting a recording may have; the course's need 11, and a replay copies
 #: its chunks, so a deeper one could fail half-way through instead of being refused here.
@@ -53,8 +56,10 @@ def load_recording(path) -> dict:
     """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
     path = recording_path(path)  # a path, or the name of one of the course's recordings
     if not path.exists() and path.parent == Path("."):  # a bare name, found nowhere
-        raise RecordingError(f"{path}: cannot be read (no such file here, nor among the "
-                             f"course's recordings: {', '.join(course_recordings())})")
+        raise RecordingError(
+            f"{path}: cannot be read (no such file here, nor among the "
+            f"course's recordings: {', '.join(course_recordings())})"
+        )
     recording = _read_json(path)
     problem = recording_problem(recording)
     if problem is None:
@@ -72,8 +77,9 @@ def _read_json(path: Path):
         raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise RecordingError(f"{path}: not a regular file (a folder, a pipe or a device); "
-                             "a recording is a JSON file")
+        raise RecordingError(
+            f"{path}: not a regular file (a folder, a pipe or a device); a recording is a JSON file"
+        )
     with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(MAX_BYTES + 1)
@@ -82,13 +88,17 @@ def _read_json(path: Path):
     if not data.strip():
         raise RecordingError(f"{path}: the file is empty")
     if len(data) > MAX_BYTES:
-        raise RecordingError(f"{path}: larger than {MAX_BYTES // 2**20} MB, far more than "
-                             "any recorded attempt; is it really a recording?")
+        raise RecordingError(
+            f"{path}: larger than {MAX_BYTES // 2**20} MB, far more than "
+            "any recorded attempt; is it really a recording?"
+        )
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise RecordingError(f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-                             f"{exc.start}); a recording is a JSON file") from None
+        raise RecordingError(
+            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start}); a recording is a JSON file"
+        ) from None
     except json.JSONDecodeError as exc:
         raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
@@ -117,8 +127,8 @@ def compact_event(event: dict) -> dict:
 
 def timestamp(now: datetime | None = None) -> str:
     """A moment as provenance dates it: UTC, to the second (``2026-12-01T09:00:00Z``)."""
-    now = now or datetime.now(timezone.utc)
-    return now.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    now = now or datetime.now(UTC)
+    return now.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def stop_of(recording: dict) -> dict:
@@ -137,11 +147,19 @@ def recording_problem(recording) -> str | None:
         return f"'format' is {recording.get('format')!r}, expected {FORMAT!r}"
     version = recording.get("version")
     if not _is_int(version) or version not in READABLE_VERSIONS:
-        return (f"format version {version!r}; this labkit reads versions "
-                f"{READABLE_VERSIONS}: re-record it or update labkit")
-    for key, kind in (("provenance", dict), ("task", str), ("max_turns", int),
-                      ("test_file_sha256", dict), ("checks", dict), ("turns", list),
-                      ("events", list)):
+        return (
+            f"format version {version!r}; this labkit reads versions "
+            f"{READABLE_VERSIONS}: re-record it or update labkit"
+        )
+    for key, kind in (
+        ("provenance", dict),
+        ("task", str),
+        ("max_turns", int),
+        ("test_file_sha256", dict),
+        ("checks", dict),
+        ("turns", list),
+        ("events", list),
+    ):
         if not isinstance(recording.get(key), kind):
             return f"'{key}' is missing or not a {kind.__name__}"
     try:
@@ -151,11 +169,13 @@ def recording_problem(recording) -> str | None:
     wire = recording.get("wire_format", "ollama")
     if wire not in WIRE_FORMATS:
         return f"'wire_format' is {wire!r}; it must be one of {WIRE_FORMATS}"
-    return (_provenance_problem(recording["provenance"], wire)
-            or (setup_problem(recording["harness"]) if "harness" in recording else None)
-            or _checks_problem(recording)
-            or _turns_problem(recording["turns"], wire)
-            or _events_problem(recording))
+    return (
+        _provenance_problem(recording["provenance"], wire)
+        or (setup_problem(recording["harness"]) if "harness" in recording else None)
+        or _checks_problem(recording)
+        or _turns_problem(recording["turns"], wire)
+        or _events_problem(recording)
+    )
 
 
 def _is_int(value) -> bool:
@@ -171,10 +191,13 @@ def _value_problem(value) -> str | None:
         item, depth = pending.pop()
         if isinstance(item, dict | list):
             if depth > MAX_NESTING:
-                return (f"it is nested more than {MAX_NESTING} levels deep; the course's "
-                        "recordings need 11")
-            pending.extend((child, depth + 1) for child in (
-                item.values() if isinstance(item, dict) else item))
+                return (
+                    f"it is nested more than {MAX_NESTING} levels deep; the course's "
+                    "recordings need 11"
+                )
+            pending.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
         elif isinstance(item, float) and not math.isfinite(item):
             return f"it holds {item!r}, not a finite number; JSON has no such value"
     return None
@@ -186,13 +209,14 @@ def _provenance_problem(provenance: dict, wire: str) -> str | None:
         return f"provenance 'source' is {source!r}; it must be one of {SOURCES}"
     if source != "scripted":
         if source != wire:
-            return f"a recording from a live {source!r} server cannot be in the {wire!r} wire format"
+            return (
+                f"a recording from a live {source!r} server cannot be in the {wire!r} wire format"
+            )
         missing = [key for key in NAMED_BY[source] if not provenance.get(key)]
         if missing:
             return f"an {source!r} recording must name its {', '.join(missing)}"
     declared = provenance.get("declared", {})
-    if not (isinstance(declared, dict)
-            and all(isinstance(v, str) for v in declared.values())):
+    if not (isinstance(declared, dict) and all(isinstance(v, str) for v in declared.values())):
         return "provenance 'declared' must map names to text (what `record --about` saves)"
     return None
 
@@ -204,7 +228,8 @@ def _checks_problem(recording: dict) -> str | None:
             return f"test_file_sha256.{when} is not a sha256 hex digest"
         result = recording["checks"].get(when)
         if not isinstance(result, dict) or not all(
-                _is_int(result.get(key)) for key in ("exit_code", "passed", "failed")):
+            _is_int(result.get(key)) for key in ("exit_code", "passed", "failed")
+        ):
             return f"checks.{when} needs integer exit_code, passed and failed"
     return None
 
@@ -216,23 +241,38 @@ def _turns_problem(turns: list, wire: str) -> str | None:
         request = turn.get("request") if isinstance(turn, dict) else None
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             return f"turn {number} has no request messages"
-        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]):
+        if not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]
+        ):
             return f"turn {number}: a request message has no role"
         tools = request.get("tools")
-        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+        if tools is not None and not (
+            isinstance(tools, list) and all(isinstance(t, str) for t in tools)
+        ):
             return f"turn {number}: the request's 'tools' is not a list of tool names"
         if not isinstance(turn.get("chunks"), list):
             return f"turn {number} has no chunk list"
         for index, entry in enumerate(turn["chunks"], start=1):
-            if not (isinstance(entry, dict) and isinstance(entry.get("chunk"), dict)
-                    and isinstance(entry.get("at"), (int, float)) and entry["at"] >= 0):
-                return (f"turn {number}, chunk {index} is not an object with a JSON-object "
-                        "'chunk' and a non-negative arrival time 'at'")
+            if not (
+                isinstance(entry, dict)
+                and isinstance(entry.get("chunk"), dict)
+                and isinstance(entry.get("at"), (int, float))
+                and entry["at"] >= 0
+            ):
+                return (
+                    f"turn {number}, chunk {index} is not an object with a JSON-object "
+                    "'chunk' and a non-negative arrival time 'at'"
+                )
             if "line" in entry and not _line_holds(entry["line"], entry["chunk"], wire):
-                return (f"turn {number}, chunk {index}: its 'line' is not "
-                        + ("one line of JSON text" if wire == "ollama" else
-                           "a server-sent event whose data is JSON text")
-                        + " equal to its 'chunk'")
+                return (
+                    f"turn {number}, chunk {index}: its 'line' is not "
+                    + (
+                        "one line of JSON text"
+                        if wire == "ollama"
+                        else "a server-sent event whose data is JSON text"
+                    )
+                    + " equal to its 'chunk'"
+                )
         if "error" in turn and not isinstance(turn["error"], str):
             return f"turn {number}: 'error' is not text"
     return None
@@ -265,7 +305,10 @@ def _events_problem(recording: dict) -> str | None:
         return f"its last event stops for the reason {reason!r}, which is not a stop reason"
     requests = sum(e["type"] == "model_start" for e in events)
     if requests > len(recording["turns"]):
-        return f"its events make {requests} model requests but it holds {len(recording['turns'])} turns"
+        return (
+            f"its events make {requests} model requests but it holds "
+            f"{len(recording['turns'])} turns"
+        )
     return None
 
 
@@ -273,8 +316,10 @@ def _sample_mismatch(recording: dict) -> str | None:
     recorded = recording["test_file_sha256"]["before"]
     current = file_sha256(SAMPLE_DIR / TEST_FILE)
     if recorded != current:
-        return (f"it was recorded against a different sample: its test file had sha256 "
-                f"{recorded[:12]}..., this course's has {current[:12]}...")
+        return (
+            f"it was recorded against a different sample: its test file had sha256 "
+            f"{recorded[:12]}..., this course's has {current[:12]}..."
+        )
     return None
 
 

@@ -32,8 +32,11 @@ def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
         setup["tools"] = tools
     if gate is not None:
         policy = gate.policy
-        setup["policy"] = {"rules": [str(rule) for rule in policy.rules],
-                           "tools": dict(policy.tools), "default": policy.default}
+        setup["policy"] = {
+            "rules": [str(rule) for rule in policy.rules],
+            "tools": dict(policy.tools),
+            "default": policy.default,
+        }
     if budget is not None:
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
     return setup
@@ -47,9 +50,13 @@ def policy_from(data: dict) -> Policy:
 
 def recorded_answers(recording: dict) -> list:
     """The answers a person (or a list of answers) gave to the gate's questions, in order."""
-    return [event["decision"] for event in recording["events"]
-            if event["type"] == "permission" and event["verdict"] == "ask"
-            and event["by"] not in ("policy", "nobody")]
+    return [
+        event["decision"]
+        for event in recording["events"]
+        if event["type"] == "permission"
+        and event["verdict"] == "ask"
+        and event["by"] not in ("policy", "nobody")
+    ]
 
 
 def replay_harness(recording: dict) -> dict:
@@ -71,10 +78,14 @@ def setup_problem(setup) -> str | None:
     if setup.get("tools", "repo") not in TOOLSETS:
         return f"'harness.tools' is {setup.get('tools')!r}; it must be one of {sorted(TOOLSETS)}"
     policy = setup.get("policy", {"rules": [], "tools": {}, "default": "ask"})
-    if not (isinstance(policy, dict) and isinstance(policy.get("rules"), list)
-            and all(isinstance(rule, str) and rule.split(" ", 1)[0] in ACTIONS
-                    for rule in policy["rules"])
-            and isinstance(policy.get("tools"), dict)):
+    if not (
+        isinstance(policy, dict)
+        and isinstance(policy.get("rules"), list)
+        and all(
+            isinstance(rule, str) and rule.split(" ", 1)[0] in ACTIONS for rule in policy["rules"]
+        )
+        and isinstance(policy.get("tools"), dict)
+    ):
         return "'harness.policy' needs 'rules' (texts such as 'allow ls'), 'tools' and 'default'"
     try:
         policy_from(policy)

@@ -43,10 +43,14 @@ class JupyterLab:
     def environment(self) -> dict:
         """The server's environment: private Jupyter folders and the marker."""
         env = dict(os.environ)
-        for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
-                                 ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
-                                 ("JUPYTERLAB_SETTINGS_DIR", "settings"),
-                                 ("JUPYTERLAB_WORKSPACES_DIR", "workspaces")):
+        for variable, folder in (
+            ("JUPYTER_CONFIG_DIR", "config"),
+            ("JUPYTER_DATA_DIR", "data"),
+            ("JUPYTER_RUNTIME_DIR", "runtime"),
+            ("IPYTHONDIR", "ipython"),
+            ("JUPYTERLAB_SETTINGS_DIR", "settings"),
+            ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
+        ):
             env[variable] = str(self.home / folder)
             (self.home / folder).mkdir(parents=True, exist_ok=True)
         env[MARKER] = self.run_id
@@ -58,25 +62,41 @@ class JupyterLab:
             path = Path(env["JUPYTERLAB_SETTINGS_DIR"], plugin + ".jupyterlab-settings")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values), encoding="utf-8")
-        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-                   "--ServerApp.ip=127.0.0.1", "--ServerApp.port=0",
-                   "--ServerApp.token=", "--ServerApp.password=",
-                   f"--ServerApp.root_dir={self.root_dir}"]
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.port=0",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            f"--ServerApp.root_dir={self.root_dir}",
+        ]
         with open(self.log_path, "wb") as log:
-            self._process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                             stderr=subprocess.STDOUT, start_new_session=True)
+            self._process = subprocess.Popen(
+                command,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         runtime = Path(env["JUPYTER_RUNTIME_DIR"])
         deadline = time.monotonic() + timeout
         while True:
             if self._process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with code {self._process.returncode}:\n"
-                                   + self.log_tail())
+                raise RuntimeError(
+                    f"JupyterLab exited with code {self._process.returncode}:\n" + self.log_tail()
+                )
             info = runtime / f"jpserver-{self._process.pid}.json"
             if info.exists() and self._answers(info):
                 return self
             if time.monotonic() > deadline:
-                raise TimeoutError(f"JupyterLab did not answer within {timeout:.0f} s:\n"
-                                   + self.log_tail())
+                raise TimeoutError(
+                    f"JupyterLab did not answer within {timeout:.0f} s:\n" + self.log_tail()
+                )
             time.sleep(0.1)
 
     def _answers(self, info: Path) -> bool:
@@ -96,8 +116,9 @@ class JupyterLab:
 
     def api(self, method: str, path: str):
         """Call the server's REST API (``path`` like ``"api/sessions"``); return the JSON reply."""
-        request = urllib.request.Request(self.url + path, method=method,
-                                         headers={"X-XSRFToken": self._xsrf})
+        request = urllib.request.Request(
+            self.url + path, method=method, headers={"X-XSRFToken": self._xsrf}
+        )
         with self._opener.open(request, timeout=30) as reply:
             body = reply.read()
         return json.loads(body) if body else None

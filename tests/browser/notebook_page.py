@@ -20,19 +20,26 @@ _IDLE = r"""[...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-Text
 
 _KERNEL_IDLE = "() => " + _IDLE
 
-_CLOSED_OR_ASKING = ("() => document.querySelector('.jp-Dialog') ? 'asking' : "
-                     "!document.querySelector('.jp-NotebookPanel') && 'closed'")
+_CLOSED_OR_ASKING = (
+    "() => document.querySelector('.jp-Dialog') ? 'asking' : "
+    "!document.querySelector('.jp-NotebookPanel') && 'closed'"
+)
 
 # A fresh copy has no execution counts, so any count (or a busy '*') shows the run began.
 _RUN_STARTED = r"""panel => [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
     .some(prompt => /\[(\*|\d+)\]/.test(prompt.textContent))"""
 
-_RUN_FINISHED = (r"""panel => ![...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
-    .some(prompt => prompt.textContent.includes('*')) && """ + _IDLE)
+_RUN_FINISHED = (
+    r"""panel => ![...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .some(prompt => prompt.textContent.includes('*')) && """
+    + _IDLE
+)
 
 # A widget output says "Loading widget..." until its view is drawn or has failed.
-_WIDGETS_SETTLED = r"""panel => ![...panel.querySelectorAll('.jp-OutputArea-output:not([data-mime-type])')]
-    .some(output => !output.firstElementChild && /^(Loading widget\.\.\.)?$/.test(output.textContent.trim()))"""
+_WIDGETS_SETTLED = r"""panel => ![...panel.querySelectorAll(
+        '.jp-OutputArea-output:not([data-mime-type])')]
+    .some(output => !output.firstElementChild
+        && /^(Loading widget\.\.\.)?$/.test(output.textContent.trim()))"""
 
 # One line per problem a learner would see: a code cell that did not run; an error
 # (IPython shows tracebacks as stderr; a SyntaxError has no "Traceback" line) or a
@@ -40,24 +47,33 @@ _WIDGETS_SETTLED = r"""panel => ![...panel.querySelectorAll('.jp-OutputArea-outp
 # HTML) because JupyterLab has no widget renderer.
 _PROBLEMS = r"""panel => {
     const problems = [];
-    const errorLine = /(^|\n)\s*(Traceback \(most recent call last\)|\w*(Error|Exception|Warning)\b)/;
-    const widgetError = /Error displaying widget|Error rendering|model not found|Failed to render|Loading widget/i;
-    const widgetAsText = /^[A-Z]\w*\((children|value|description|layout|options)=/;  // e.g. "VBox(children=(..."
+    const errorLine = new RegExp(String.raw`(^|\n)\s*(Traceback \(most recent call last\)|`
+        + String.raw`\w*(Error|Exception|Warning)\b)`);
+    const widgetError = new RegExp('Error displaying widget|Error rendering|model not found|'
+        + 'Failed to render|Loading widget', 'i');
+    // e.g. "VBox(children=(..."
+    const widgetAsText = /^[A-Z]\w*\((children|value|description|layout|options)=/;
     [...panel.querySelectorAll('.jp-Cell')].forEach((cell, index) => {
         const where = `cell ${index + 1}`;
         if (cell.classList.contains('jp-CodeCell')) {
             const source = cell.querySelector('.jp-InputArea-editor')?.textContent.trim() ?? '';
             const prompt = cell.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '';
-            if (source && !/^\[\d+\]:?$/.test(prompt)) problems.push(`${where} did not run (prompt ${prompt})`);
+            if (source && !/^\[\d+\]:?$/.test(prompt)) {
+                problems.push(`${where} did not run (prompt ${prompt})`);
+            }
         }
         cell.querySelectorAll('.jp-OutputArea-output').forEach(output => {
             const text = output.textContent.trim();
-            const stderr = output.getAttribute('data-mime-type') === 'application/vnd.jupyter.stderr';
-            if (stderr && errorLine.test(text)) problems.push(`${where} shows an error: ${text.slice(0, 600)}`);
-            else if (widgetError.test(text)) problems.push(`${where} shows a widget error: ${text.slice(0, 300)}`);
-            else if (widgetAsText.test(text) || output.querySelector('.labkit-static')) problems.push(
-                `${where} shows a widget's fallback, not the widget (is the widget extension loaded?): `
-                + text.slice(0, 100));
+            const mime = output.getAttribute('data-mime-type');
+            const stderr = mime === 'application/vnd.jupyter.stderr';
+            if (stderr && errorLine.test(text)) {
+                problems.push(`${where} shows an error: ${text.slice(0, 600)}`);
+            } else if (widgetError.test(text)) {
+                problems.push(`${where} shows a widget error: ${text.slice(0, 300)}`);
+            } else if (widgetAsText.test(text) || output.querySelector('.labkit-static')) {
+                problems.push(`${where} shows a widget's fallback, not the widget `
+                    + `(is the widget extension loaded?): ${text.slice(0, 100)}`);
+            }
         });
     });
     return problems;
@@ -116,8 +132,15 @@ class NotebookPage:
         self.page.screenshot(path=str(path))
 
 
-def wait_for_text(container, selector: str, expected: str, *, what: str, prefix: bool = False,
-                  timeout: float = 30_000) -> None:
+def wait_for_text(
+    container,
+    selector: str,
+    expected: str,
+    *,
+    what: str,
+    prefix: bool = False,
+    timeout: float = 30_000,
+) -> None:
     """Wait until the text of the element at ``selector`` in ``container`` is exactly
     ``expected`` (or, with ``prefix``, begins with it after leading blanks); fail naming
     ``what`` and showing the page's text otherwise.
@@ -129,11 +152,16 @@ def wait_for_text(container, selector: str, expected: str, *, what: str, prefix:
         container.page.wait_for_function(
             """([root, selector, want, prefix]) => {
                 const text = root.querySelector(selector)?.textContent;
-                return text !== undefined && (prefix ? text.trimStart().startsWith(want) : text === want);
+                if (text === undefined) return false;
+                return prefix ? text.trimStart().startsWith(want) : text === want;
             }""",
-            arg=[container.element_handle(), selector, expected, prefix], timeout=timeout)
+            arg=[container.element_handle(), selector, expected, prefix],
+            timeout=timeout,
+        )
     except PlaywrightTimeout:
         shown = container.locator(selector)
         shown = shown.first.text_content() if shown.count() else f"no {selector} element"
-        raise AssertionError(f"{what}: expected {expected!r}{' at the start' if prefix else ''}, "
-                             f"the page shows {shown!r}") from None
+        raise AssertionError(
+            f"{what}: expected {expected!r}{' at the start' if prefix else ''}, "
+            f"the page shows {shown!r}"
+        ) from None

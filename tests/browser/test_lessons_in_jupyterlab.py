@@ -1,4 +1,5 @@
-"""What a learner sees: each lesson run live in JupyterLab in Chromium, its widgets drawn and stepped.
+"""What a learner sees: each lesson run live in JupyterLab in Chromium, its widgets drawn and
+stepped.
 
 nbval and papermill run the notebooks in a kernel but never draw a widget, so a widget
 that works there can still show "Error displaying widget" in JupyterLab. This test
@@ -30,23 +31,29 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import lesson_recording, live_parameters, parameters_of
+from lab_server import MARKER, JupyterLab, kill_processes, processes_left
+from notebook_page import NotebookPage, wait_for_text
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 from playwright.sync_api import expect, sync_playwright
 
 from labkit import assemble_turn, load_recording, serve_recording
 from labkit.grading.conventions import nbgrader_role
-from conftest import lesson_recording, live_parameters, parameters_of
-from lab_server import MARKER, JupyterLab, kill_processes, processes_left
-from notebook_page import NotebookPage, wait_for_text
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 RECORDINGS = ROOT / "recordings"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = Path(os.environ.get("LABKIT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,9 @@ class Lesson:
     name: str
     stepper: tuple[str, int] | None = None  # (recording, turn index) whose chunks it steps
     conversation: tuple[str, int] | None = None  # (recording, max_turns) of the run it shows
-    approve: tuple[str, str] | None = None  # an Approve/Deny panel: (command shown, what running it prints)
+    approve: tuple[str, str] | None = (
+        None  # an Approve/Deny panel: (command shown, what running it prints)
+    )
     wire_format: str = "ollama"  # the format of the stepper's turn
 
     def __str__(self) -> str:
@@ -70,13 +79,17 @@ LESSONS = [
     Lesson("04_repair_and_verify", conversation=("repair.json", 8)),
     Lesson("05_failure_cases", conversation=("bounded.json", 1)),
     Lesson("06_providers", stepper=("repair_openai.json", 2), wire_format="openai"),
-    Lesson("07_permissions", conversation=("permissions.json", 8),
-           approve=("getpass.getuser()", '"stdout": "I run as ')),
+    Lesson(
+        "07_permissions",
+        conversation=("permissions.json", 8),
+        approve=("getpass.getuser()", '"stdout": "I run as '),
+    ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
 ]
 
 
 # --- what the widgets should show, computed by labkit from the recording ---------------
+
 
 def recorded_chunks(recording_name: str, turn: int) -> list[dict]:
     recording = load_recording(RECORDINGS / recording_name)
@@ -111,12 +124,15 @@ def conversation_roles(recording_name: str, max_turns: int) -> list[str]:
 
 # --- fixtures: one server, one browser, nothing left behind -----------------------------
 
+
 @pytest.fixture(scope="module")
 def chromium() -> Path:
     if not CHROMIUM.is_file():
-        message = (f"no Chromium at {CHROMIUM}, so the lessons were not checked in a browser. "
-                   "To enable this test install it (Debian/Ubuntu: sudo apt-get install chromium) "
-                   "or point LABKIT_CHROMIUM at a Chromium or Chrome binary.")
+        message = (
+            f"no Chromium at {CHROMIUM}, so the lessons were not checked in a browser. "
+            "To enable this test install it (Debian/Ubuntu: sudo apt-get install chromium) "
+            "or point LABKIT_CHROMIUM at a Chromium or Chrome binary."
+        )
         if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
             pytest.fail(f"CI: {message}", pytrace=False)
         pytest.skip(message)
@@ -141,8 +157,11 @@ def lab(chromium, tmp_path_factory):
 @pytest.fixture(scope="module")
 def page(chromium, lab):
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
-                                             env={**os.environ, MARKER: lab.run_id})
+        browser = playwright.chromium.launch(
+            executable_path=str(chromium),
+            args=CHROMIUM_ARGS,
+            env={**os.environ, MARKER: lab.run_id},
+        )
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
             page.set_default_timeout(60_000)
@@ -177,6 +196,7 @@ def set_parameters(path: Path, parameters: dict) -> None:
 
 # --- the test --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lesson", LESSONS, ids=str)
 def test_lesson_runs_live_cleanly_and_its_widgets_step(lesson, lab, page):
     source = NOTEBOOKS / f"{lesson.name}.ipynb"
@@ -204,14 +224,24 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
             check = check_stepper if lesson.wire_format == "ollama" else check_fragment_stepper
             check(stepper.first, recorded_chunks(*lesson.stepper))
         if lesson.conversation:
-            assert conversation.count(), f"{lesson.name} shows no live conversation view (.labkit-conversation)"
+            assert conversation.count(), (
+                f"{lesson.name} shows no live conversation view (.labkit-conversation)"
+            )
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
         # the screenshot shows the lesson's first widget, else its first picture
         approval = notebook.panel.locator(".labkit-approval")
-        shown = [found for found in (approval, stepper, conversation,
-                                     notebook.panel.locator(".jp-RenderedImage")) if found.count()]
+        shown = [
+            found
+            for found in (
+                approval,
+                stepper,
+                conversation,
+                notebook.panel.locator(".jp-RenderedImage"),
+            )
+            if found.count()
+        ]
         if shown:
             shown[0].first.evaluate("element => element.scrollIntoView({block: 'start'})")
         seen = True
@@ -222,7 +252,11 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
         lab.shut_down_kernels()
 
 
-READOUT, TEXT, DISPATCH = ".labkit-slider .widget-readout", ".labkit-assembled-text", ".labkit-dispatch"
+READOUT, TEXT, DISPATCH = (
+    ".labkit-slider .widget-readout",
+    ".labkit-assembled-text",
+    ".labkit-dispatch",
+)
 
 
 def check_stepper(stepper, chunks: list[dict]) -> None:
@@ -231,32 +265,55 @@ def check_stepper(stepper, chunks: list[dict]) -> None:
     position = int(stepper.locator(READOUT).text_content())
     wait_for_text(stepper, TEXT, assembled_text(chunks, position), what=f"text at chunk {position}")
 
-    carrying_text = next((index for index in range(position, len(chunks))
-                          if chunks[index]["message"].get("content")), None)
+    carrying_text = next(
+        (
+            index
+            for index in range(position, len(chunks))
+            if chunks[index]["message"].get("content")
+        ),
+        None,
+    )
     assert carrying_text is not None, f"no chunk after {position} carries text: pick another turn"
     fragment = chunks[carrying_text]["message"]["content"]
     while position < carrying_text:  # walk up to the chunk that carries text...
         position = click_next(stepper, position)
-    wait_for_text(stepper, TEXT, assembled_text(chunks, position),
-                  what=f"text at chunk {position}, before the fragment {fragment!r}")
+    wait_for_text(
+        stepper,
+        TEXT,
+        assembled_text(chunks, position),
+        what=f"text at chunk {position}, before the fragment {fragment!r}",
+    )
     position = click_next(stepper, position)  # ...and step over it
-    wait_for_text(stepper, TEXT, assembled_text(chunks, position),
-                  what=f"text after Next added the recorded fragment {fragment!r}")
+    wait_for_text(
+        stepper,
+        TEXT,
+        assembled_text(chunks, position),
+        what=f"text after Next added the recorded fragment {fragment!r}",
+    )
     assert dispatch_state(chunks, position) == "not yet", "pick a turn whose text precedes 'done'"
-    wait_for_text(stepper, DISPATCH, "not yet", prefix=True, what="dispatch state before the last chunk")
+    wait_for_text(
+        stepper, DISPATCH, "not yet", prefix=True, what="dispatch state before the last chunk"
+    )
 
     stepper.locator(".labkit-slider .noUi-handle").press("End")
-    wait_for_text(stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk")
+    wait_for_text(
+        stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk"
+    )
     assert dispatch_state(chunks, len(chunks)) == "may dispatch", "pick a turn that ends cleanly"
-    wait_for_text(stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the last chunk")
+    wait_for_text(
+        stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the last chunk"
+    )
 
 
 def openai_arguments(chunks: list[dict], count: int) -> str:
     """The JSON text of an OpenAI stream's tool-call arguments after ``count`` chunks, read
     straight from the chunks (the turns the lessons step hold one call)."""
-    return "".join(entry["function"].get("arguments") or "" for chunk in chunks[:count]
-                   for choice in chunk["choices"]
-                   for entry in choice["delta"].get("tool_calls") or [])
+    return "".join(
+        entry["function"].get("arguments") or ""
+        for chunk in chunks[:count]
+        for choice in chunk["choices"]
+        for entry in choice["delta"].get("tool_calls") or []
+    )
 
 
 def check_fragment_stepper(stepper, chunks: list[dict]) -> None:
@@ -264,28 +321,48 @@ def check_fragment_stepper(stepper, chunks: list[dict]) -> None:
     that text is a prefix, and only the finish_reason chunk lets the turn be dispatched."""
     stepper.scroll_into_view_if_needed()
     position = int(stepper.locator(READOUT).text_content())
-    carrying = next(index for index in range(max(position, 2), len(chunks))
-                    if openai_arguments(chunks, index + 1) != openai_arguments(chunks, index))
+    carrying = next(
+        index
+        for index in range(max(position, 2), len(chunks))
+        if openai_arguments(chunks, index + 1) != openai_arguments(chunks, index)
+    )
     while position < carrying:
         position = click_next(stepper, position)
     position = click_next(stepper, position)  # the chunk that adds a fragment
-    wait_for_text(stepper, ".labkit-call-arguments", openai_arguments(chunks, position),
-                  what=f"the call's arguments after Next added chunk {position}")
-    wait_for_text(stepper, ".labkit-json-verdict", "json.loads fails here", prefix=True,
-                  what="what json.loads makes of a prefix of the arguments")
+    wait_for_text(
+        stepper,
+        ".labkit-call-arguments",
+        openai_arguments(chunks, position),
+        what=f"the call's arguments after Next added chunk {position}",
+    )
+    wait_for_text(
+        stepper,
+        ".labkit-json-verdict",
+        "json.loads fails here",
+        prefix=True,
+        what="what json.loads makes of a prefix of the arguments",
+    )
     wait_for_text(stepper, DISPATCH, "not yet", prefix=True, what="dispatch state mid-stream")
 
     stepper.locator(".labkit-slider .noUi-handle").press("End")
-    wait_for_text(stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk")
-    wait_for_text(stepper, ".labkit-call-arguments", openai_arguments(chunks, len(chunks)),
-                  what="the call's whole arguments")
+    wait_for_text(
+        stepper, READOUT, str(len(chunks)), what="chunk number after moving to the last chunk"
+    )
+    wait_for_text(
+        stepper,
+        ".labkit-call-arguments",
+        openai_arguments(chunks, len(chunks)),
+        what="the call's whole arguments",
+    )
     wait_for_text(stepper, DISPATCH, "may dispatch", prefix=True, what="dispatch state at the end")
 
 
 def click_next(stepper, position: int) -> int:
     """Click the stepper's Next and wait until it shows the following chunk."""
     stepper.locator(".labkit-next").click()
-    wait_for_text(stepper, READOUT, str(position + 1), what=f"chunk number after Next from {position}")
+    wait_for_text(
+        stepper, READOUT, str(position + 1), what=f"chunk number after Next from {position}"
+    )
     return position + 1
 
 
@@ -295,12 +372,14 @@ def check_conversation(view, roles: list[str]) -> None:
     messages = view.locator(".labkit-message")
     shown = messages.count()
     assert shown < len(roles), "the conversation view must not start at its last message"
-    assert [role_of(messages.nth(index)) for index in range(shown)] == roles[:shown], \
+    assert [role_of(messages.nth(index)) for index in range(shown)] == roles[:shown], (
         "the conversation view's first messages differ from the recording's"
+    )
     view.locator(".labkit-next").first.click()
     expect(messages).to_have_count(shown + 1, timeout=30_000)
-    assert role_of(messages.nth(shown)) == roles[shown], \
+    assert role_of(messages.nth(shown)) == roles[shown], (
         f"after Next, message {shown + 1} should be the recording's {roles[shown]!r} message"
+    )
 
 
 def role_of(message) -> str | None:

@@ -194,50 +194,84 @@ def _changed(source: str, old: str, new: str) -> str:
 
 WRONG = {
     "check_tool_message": [
-        Answer("empties the result after dumping it", """
+        Answer(
+            "empties the result after dumping it",
+            """
 import json
 def $name(name, result):
     message = {"role": "tool", "tool_name": name, "content": json.dumps(result)}
     result.clear()
     return message
-""", "changed the result it was given"),
-        Answer("a tuple instead of a dict", """
+""",
+            "changed the result it was given",
+        ),
+        Answer(
+            "a tuple instead of a dict",
+            """
 import json
 def $name(name, result):
     return ("tool", name, json.dumps(result))
-""", "(a tuple)"),
-        Answer("str(result) instead of json.dumps", """
+""",
+            "(a tuple)",
+        ),
+        Answer(
+            "str(result) instead of json.dumps",
+            """
 def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": str(result)}
-""", "json.dumps(result)"),
-        Answer("the result dict itself as content", """
+""",
+            "json.dumps(result)",
+        ),
+        Answer(
+            "the result dict itself as content",
+            """
 def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": result}
-""", "the result object itself"),
-        Answer("'name' instead of 'tool_name'", """
+""",
+            "the result object itself",
+        ),
+        Answer(
+            "'name' instead of 'tool_name'",
+            """
 import json
 def $name(name, result):
     return {"role": "tool", "name": name, "content": json.dumps(result)}
-""", "'tool_name'"),
-        Answer("role 'function'", """
+""",
+            "'tool_name'",
+        ),
+        Answer(
+            "role 'function'",
+            """
 import json
 def $name(name, result):
     return {"role": "function", "tool_name": name, "content": json.dumps(result)}
-""", "exactly 'tool'"),
-        Answer("quotes swapped by hand", """
+""",
+            "exactly 'tool'",
+        ),
+        Answer(
+            "quotes swapped by hand",
+            """
 def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": str(result).replace("'", '"')}
-""", "not valid JSON"),
+""",
+            "not valid JSON",
+        ),
     ],
     "check_assemble_content": [
-        Answer("quadratic: the text kept in a dict and rebuilt with + per fragment", """
+        Answer(
+            "quadratic: the text kept in a dict and rebuilt with + per fragment",
+            """
 def $name(chunks):
     turn = {"content": ""}
     for chunk in chunks:
         turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
     return turn["content"]
-""", "grows faster than the input"),
-        Answer("quadratic only in the thinking it also keeps", """
+""",
+            "grows faster than the input",
+        ),
+        Answer(
+            "quadratic only in the thinking it also keeps",
+            """
 def $name(chunks):
     turn = {"content": [], "thinking": ""}
     for chunk in chunks:
@@ -247,8 +281,12 @@ def $name(chunks):
         if message.get("thinking"):
             turn["thinking"] = turn["thinking"] + message["thinking"]
     return "".join(turn["content"])
-""", "grows faster than the input"),
-        Answer("quadratic, with each stream's answer cached", """
+""",
+            "grows faster than the input",
+        ),
+        Answer(
+            "quadratic, with each stream's answer cached",
+            """
 _cache = {}
 def $name(chunks):
     key = tuple(c["message"].get("content") or "" for c in chunks)
@@ -258,65 +296,117 @@ def $name(chunks):
             turn["content"] = turn["content"] + text
         _cache[key] = turn["content"]
     return _cache[key]
-""", "grows faster than the input"),
-        Answer("strips the white space at the ends", """
+""",
+            "grows faster than the input",
+        ),
+        Answer(
+            "strips the white space at the ends",
+            """
 def $name(chunks):
     return "".join(c["message"].get("content") or "" for c in chunks).strip()
-""", "no strip()"),
-        Answer("pops the chunks it reads", """
+""",
+            "no strip()",
+        ),
+        Answer(
+            "pops the chunks it reads",
+            """
 def $name(chunks):
     parts = []
     while chunks:
         parts.append(chunks.pop(0)["message"].get("content") or "")
     return "".join(parts)
-""", "changed the chunks"),
-        Answer("thinking leaks into the content", """
+""",
+            "changed the chunks",
+        ),
+        Answer(
+            "thinking leaks into the content",
+            """
 def $name(chunks):
     message = [c["message"] for c in chunks]
     return "".join((m.get("thinking") or "") + (m.get("content") or "") for m in message)
-""", "thinking text leaked"),
-        Answer("the final chunk's text is dropped", """
+""",
+            "thinking text leaked",
+        ),
+        Answer(
+            "the final chunk's text is dropped",
+            """
 def $name(chunks):
     return "".join(c["message"].get("content") or "" for c in chunks if not c["done"])
-""", "final (done) chunk is missing"),
-        Answer("assumes every message has content", """
+""",
+            "final (done) chunk is missing",
+        ),
+        Answer(
+            "assumes every message has content",
+            """
 def $name(chunks):
     return "".join(c["message"]["content"] for c in chunks)
-""", "KeyError"),
-        Answer("returns the list of fragments", """
+""",
+            "KeyError",
+        ),
+        Answer(
+            "returns the list of fragments",
+            """
 def $name(chunks):
     return [c["message"].get("content") for c in chunks if c["message"].get("content")]
-""", "should return text"),
+""",
+            "should return text",
+        ),
     ],
     "check_may_dispatch": [
-        Answer("a table of the visible cases, by len(chunks)", """
+        Answer(
+            "a table of the visible cases, by len(chunks)",
+            """
 def $name(chunks):
     return {24: True, 23: False, 3: False, 2: True, 1: True, 0: False}.get(len(chunks), True)
-""", "drawn case"),
-        Answer("returns 1 and 0", """
+""",
+            "drawn case",
+        ),
+        Answer(
+            "returns 1 and 0",
+            """
 def $name(chunks):
     return int(any(c.get("done") and c.get("done_reason") != "length" for c in chunks))
-""", "(a int)"),
-        Answer("dispatches as soon as a tool call arrives", """
+""",
+            "(a int)",
+        ),
+        Answer(
+            "dispatches as soon as a tool call arrives",
+            """
 def $name(chunks):
     return any(c["message"].get("tool_calls") for c in chunks)
-""", "ended without a done chunk"),
-        Answer("ignores done_reason 'length'", """
+""",
+            "ended without a done chunk",
+        ),
+        Answer(
+            "ignores done_reason 'length'",
+            """
 def $name(chunks):
     return any(c.get("done") for c in chunks)
-""", "done_reason 'length'"),
-        Answer("looks only at the last chunk", """
+""",
+            "done_reason 'length'",
+        ),
+        Answer(
+            "looks only at the last chunk",
+            """
 def $name(chunks):
     return chunks[-1]["done"] and chunks[-1]["done_reason"] != "length"
-""", "IndexError"),
-        Answer("requires a tool call", """
+""",
+            "IndexError",
+        ),
+        Answer(
+            "requires a tool call",
+            """
 def $name(chunks):
     done = any(c.get("done") and c.get("done_reason") != "length" for c in chunks)
     return done and any(c["message"].get("tool_calls") for c in chunks)
-""", "not whether it called a tool"),
+""",
+            "not whether it called a tool",
+        ),
     ],
     "check_append_results": [
-        Answer("consumes the calls with tool_calls.pop(0)", """
+        Answer(
+            "consumes the calls with tool_calls.pop(0)",
+            """
 import json
 def $name(messages, tool_calls, tools):
     while tool_calls:
@@ -327,8 +417,12 @@ def $name(messages, tool_calls, tools):
         except (ValueError, TypeError, OSError) as exc:
             result = {"error": str(exc)}
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "no .pop()"),
-        Answer("the error as a plain string, not a dict", """
+""",
+            "no .pop()",
+        ),
+        Answer(
+            "the error as a plain string, not a dict",
+            """
 import json
 def $name(messages, tool_calls, tools):
     for call in tool_calls:
@@ -338,16 +432,24 @@ def $name(messages, tool_calls, tools):
         except (ValueError, TypeError, OSError) as exc:
             result = str(exc)
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "the dict {'error': str(exc)}"),
-        Answer("lets a tool's error escape", """
+""",
+            "the dict {'error': str(exc)}",
+        ),
+        Answer(
+            "lets a tool's error escape",
+            """
 import json
 def $name(messages, tool_calls, tools):
     for call in tool_calls:
         name = call["function"]["name"]
         result = tools.invoke(name, call["function"]["arguments"])
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "catch ValueError, TypeError and OSError"),
-        Answer("builds a new list instead of appending", """
+""",
+            "catch ValueError, TypeError and OSError",
+        ),
+        Answer(
+            "builds a new list instead of appending",
+            """
 import json
 def $name(messages, tool_calls, tools):
     new = list(messages)
@@ -359,8 +461,12 @@ def $name(messages, tool_calls, tools):
             result = {"error": str(exc)}
         new.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
     return new
-""", "returned a new list"),
-        Answer("stops at the first error", """
+""",
+            "returned a new list",
+        ),
+        Answer(
+            "stops at the first error",
+            """
 import json
 def $name(messages, tool_calls, tools):
     for call in tool_calls:
@@ -372,8 +478,12 @@ def $name(messages, tool_calls, tools):
                              "content": json.dumps({"error": str(exc)})})
             return
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "ran 1 time(s) for 2 tool call(s)"),
-        Answer("catches ValueError only", """
+""",
+            "ran 1 time(s) for 2 tool call(s)",
+        ),
+        Answer(
+            "catches ValueError only",
+            """
 import json
 def $name(messages, tool_calls, tools):
     for call in tool_calls:
@@ -383,85 +493,145 @@ def $name(messages, tool_calls, tools):
         except ValueError as exc:
             result = {"error": str(exc)}
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "raised TypeError"),
+""",
+            "raised TypeError",
+        ),
     ],
     "check_repair_verdict": [
-        Answer("ignores the exit code: passed > 0, failed == 0, hashes equal", """
+        Answer(
+            "ignores the exit code: passed > 0, failed == 0, hashes equal",
+            """
 def $name(after, test_hash_before, test_hash_after):
     return after.passed > 0 and after.failed == 0 and test_hash_before == test_hash_after
-""", "pytest exited with 3"),
-        Answer("parses pytest's text instead of the exit code", """
+""",
+            "pytest exited with 3",
+        ),
+        Answer(
+            "parses pytest's text instead of the exit code",
+            """
 import re
 def $name(after, test_hash_before, test_hash_after):
     passed = re.search(r"(\\d+) passed", after.output)
     return bool(passed) and "failed" not in after.output and test_hash_before == test_hash_after
-""", "pytest exited with 3"),
-        Answer("returns the hash comparison's truthy value, not a bool", """
+""",
+            "pytest exited with 3",
+        ),
+        Answer(
+            "returns the hash comparison's truthy value, not a bool",
+            """
 def $name(after, test_hash_before, test_hash_after):
     return after.exit_code == 0 and after.failed == 0 and after.passed and \\
         test_hash_before == test_hash_after
-""", "return True or False"),
-        Answer("trusts a green run even if the tests changed", """
+""",
+            "return True or False",
+        ),
+        Answer(
+            "trusts a green run even if the tests changed",
+            """
 def $name(after, test_hash_before, test_hash_after):
     return after.exit_code == 0 and after.failed == 0 and after.passed > 0
-""", "hash changed"),
-        Answer("no failures counts as success", """
+""",
+            "hash changed",
+        ),
+        Answer(
+            "no failures counts as success",
+            """
 def $name(after, test_hash_before, test_hash_after):
     return after.failed == 0 and test_hash_before == test_hash_after
-""", "collected no tests"),
-        Answer("exit code 0 is enough", """
+""",
+            "collected no tests",
+        ),
+        Answer(
+            "exit code 0 is enough",
+            """
 def $name(after, test_hash_before, test_hash_after):
     return after.exit_code == 0 and test_hash_before == test_hash_after
-""", "not one test passed"),
+""",
+            "not one test passed",
+        ),
     ],
     "check_bounded_prediction": [
-        Answer("True where an int is asked", """
+        Answer(
+            "True where an int is asked",
+            """
 def $name():
     return {"model_requests": True, "tool_calls": 1, "stop_reason": "max_turns",
             "final_exit_code": 1}
-""", "True (a bool); write an int"),
-        Answer("1.0 where an int is asked", """
+""",
+            "True (a bool); write an int",
+        ),
+        Answer(
+            "1.0 where an int is asked",
+            """
 def $name():
     return {"model_requests": 1, "tool_calls": 1.0, "stop_reason": "max_turns",
             "final_exit_code": 1}
-""", "1.0 (a float); write an int"),
-        Answer("thinks the budget stops the tools too", """
+""",
+            "1.0 (a float); write an int",
+        ),
+        Answer(
+            "thinks the budget stops the tools too",
+            """
 def $name():
     return {"model_requests": 1, "tool_calls": 0, "stop_reason": "max_turns", "final_exit_code": 1}
-""", "tools of the last turn still run"),
-        Answer("believes the run repaired the code", """
+""",
+            "tools of the last turn still run",
+        ),
+        Answer(
+            "believes the run repaired the code",
+            """
 def $name():
     return {"model_requests": 5, "tool_calls": 4, "stop_reason": "assistant_finished",
             "final_exit_code": 0}
-""", "independent check still fails"),
+""",
+            "independent check still fails",
+        ),
     ],
     "check_stop_predictions": [
-        Answer("a str subclass that equals everything", """
+        Answer(
+            "a str subclass that equals everything",
+            """
 class Anything(str):
     def __eq__(self, other):
         return True
     __hash__ = str.__hash__
 def $name():
     return dict.fromkeys(["no_done", "length", "unknown_tool", "server_down"], Anything("?"))
-""", "(a Anything), which is not a stop reason"),
-        Answer("a stream without done counts as finished", """
+""",
+            "(a Anything), which is not a stop reason",
+        ),
+        Answer(
+            "a stream without done counts as finished",
+            """
 def $name():
     return {"no_done": "assistant_finished", "length": "incomplete_model_turn",
             "unknown_tool": "assistant_finished", "server_down": "model_error"}
-""", "Without a `done` chunk"),
-        Answer("an unknown tool crashes the run", """
+""",
+            "Without a `done` chunk",
+        ),
+        Answer(
+            "an unknown tool crashes the run",
+            """
 def $name():
     return {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
             "unknown_tool": "model_error", "server_down": "model_error"}
-""", "An unknown tool is not a crash"),
-        Answer("a length cut is treated as the budget", """
+""",
+            "An unknown tool is not a crash",
+        ),
+        Answer(
+            "a length cut is treated as the budget",
+            """
 def $name():
     return {"no_done": "incomplete_model_turn", "length": "max_turns",
             "unknown_tool": "assistant_finished", "server_down": "model_error"}
-""", "refuses it"),
+""",
+            "refuses it",
+        ),
     ],
     "check_assemble_calls": [
-        Answer("joins every fragment into one text, whatever its index", """
+        Answer(
+            "joins every fragment into one text, whatever its index",
+            """
 import json
 def $name(chunks):
     calls, text, finish = [], [], None
@@ -476,16 +646,27 @@ def $name(chunks):
         return None
     joined = "".join(text)
     return [dict(call, arguments=json.loads(joined)) for call in calls]
-""", "a list per index"),
-        Answer("parses the arguments at every fragment, before the finish", _changed(
-            _CALLS, 'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
-            'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")\n'
-            '                json.loads("".join(calls[entry["index"]]["parts"]) or "{}")'),
-               "parse only after a clean finish_reason"),
-        Answer("accepts finish_reason 'length'", _changed(
-            _CALLS, 'if finish not in ("tool_calls", "stop"):', "if finish is None:"),
-               "finish_reason 'length' means the output-length limit cut the reply"),
-        Answer("adds the fragments to the first entry's own dict", """
+""",
+            "a list per index",
+        ),
+        Answer(
+            "parses the arguments at every fragment, before the finish",
+            _changed(
+                _CALLS,
+                'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
+                'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")\n'
+                '                json.loads("".join(calls[entry["index"]]["parts"]) or "{}")',
+            ),
+            "parse only after a clean finish_reason",
+        ),
+        Answer(
+            "accepts finish_reason 'length'",
+            _changed(_CALLS, 'if finish not in ("tool_calls", "stop"):', "if finish is None:"),
+            "finish_reason 'length' means the output-length limit cut the reply",
+        ),
+        Answer(
+            "adds the fragments to the first entry's own dict",
+            """
 import json
 def $name(chunks):
     calls, finish = {}, None
@@ -503,23 +684,45 @@ def $name(chunks):
         return None
     return [{"id": e["id"], "name": e["function"]["name"],
              "arguments": json.loads(e["function"]["arguments"])} for _, e in sorted(calls.items())]
-""", "changed the chunks"),
-        Answer("quadratic: each call's arguments rebuilt with + per fragment", _changed(_changed(
-            _CALLS, '"parts": []', '"parts": ""'),
-            'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
-            'calls[entry["index"]]["parts"] = calls[entry["index"]]["parts"] + (\n'
-            '                    entry["function"].get("arguments") or "")'),
-               "grows faster than the input"),
-        Answer("returns (id, name, arguments) tuples", _changed(
-            _CALLS, '{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}',
-            '(c["id"], c["name"], json.loads("".join(c["parts"])))'), "(a tuple)"),
-        Answer("leaves the arguments as JSON text", _changed(
-            _CALLS, 'json.loads("".join(c["parts"]))', '"".join(c["parts"])'), "still JSON text"),
-        Answer("reads an id from every entry", _changed(
-            _CALLS, 'if entry["index"] not in calls:',
-            'if entry["id"] and entry["index"] not in calls:'),
-               "only the first entry of a call has 'id'"),
-        Answer("a table of the visible cases, by length and last finish_reason", """
+""",
+            "changed the chunks",
+        ),
+        Answer(
+            "quadratic: each call's arguments rebuilt with + per fragment",
+            _changed(
+                _changed(_CALLS, '"parts": []', '"parts": ""'),
+                'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
+                'calls[entry["index"]]["parts"] = calls[entry["index"]]["parts"] + (\n'
+                '                    entry["function"].get("arguments") or "")',
+            ),
+            "grows faster than the input",
+        ),
+        Answer(
+            "returns (id, name, arguments) tuples",
+            _changed(
+                _CALLS,
+                '{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}',
+                '(c["id"], c["name"], json.loads("".join(c["parts"])))',
+            ),
+            "(a tuple)",
+        ),
+        Answer(
+            "leaves the arguments as JSON text",
+            _changed(_CALLS, 'json.loads("".join(c["parts"]))', '"".join(c["parts"])'),
+            "still JSON text",
+        ),
+        Answer(
+            "reads an id from every entry",
+            _changed(
+                _CALLS,
+                'if entry["index"] not in calls:',
+                'if entry["id"] and entry["index"] not in calls:',
+            ),
+            "only the first entry of a call has 'id'",
+        ),
+        Answer(
+            "a table of the visible cases, by length and last finish_reason",
+            """
 import json
 def $name(chunks):
     last = chunks[-1]["choices"][0]["finish_reason"] if chunks and chunks[-1]["choices"] else None
@@ -535,10 +738,14 @@ def $name(chunks):
                 {"id": "call_b2", "name": "read_file",
                  "arguments": {"path": "tests/test_path_rules.py"}}]
     return [] if seen == (4, "stop") else None
-""", "drawn case"),
+""",
+            "drawn case",
+        ),
     ],
     "check_result_messages": [
-        Answer("one user message per result for Anthropic", """
+        Answer(
+            "one user message per result for Anthropic",
+            """
 import json
 def $name(provider, calls, results):
     messages = []
@@ -553,35 +760,73 @@ def $name(provider, calls, results):
             messages.append({"role": "tool", "tool_name": call["name"],
                              "content": json.dumps(result)})
     return messages
-""", "one 'user' message whose content holds"),
-        Answer("names OpenAI's results by the tool's name", _changed(
-            _RESULTS, 'key = "tool_call_id" if provider == "openai" else "tool_name"', 'key = "tool_name"'),
-               "under 'tool_call_id'"),
-        Answer("Anthropic's results in a 'tool' message", _changed(
-            _RESULTS, '[{"role": "user", "content": [', '[{"role": "tool", "content": ['),
-               "Anthropic has no 'tool' role"),
-        Answer("tool_call_id inside Anthropic's blocks", _changed(
-            _RESULTS, '"tool_use_id": c["id"]', '"tool_call_id": c["id"]'),
-               "names its call with 'tool_use_id'"),
-        Answer("the result dict itself as content", _changed(_changed(
-            _RESULTS, '"content": json.dumps(r)}\n', '"content": r}\n'),
-            '"content": json.dumps(r)} for', '"content": r} for'), "the result object itself"),
-        Answer("an empty user message when there are no calls", _changed(
-            _RESULTS, "for c, r in zip(calls, results)]}] if calls else []",
-            "for c, r in zip(calls, results)]}]"), "no calls, no results: return []"),
-        Answer("takes the results out of their list", _changed(
-            _RESULTS, "def $name(provider, calls, results):\n",
-            "def $name(provider, calls, results):\n"
-            "    results = [results.pop(0) for _ in calls]\n"), "changed the results it was given"),
-        Answer("a table of the visible cases: at most two results", _changed(
-            _RESULTS, "for c, r in zip(calls, results)]\n", "for c, r in zip(calls, results)][:2]\n"),
-               "drawn case"),
+""",
+            "one 'user' message whose content holds",
+        ),
+        Answer(
+            "names OpenAI's results by the tool's name",
+            _changed(
+                _RESULTS,
+                'key = "tool_call_id" if provider == "openai" else "tool_name"',
+                'key = "tool_name"',
+            ),
+            "under 'tool_call_id'",
+        ),
+        Answer(
+            "Anthropic's results in a 'tool' message",
+            _changed(_RESULTS, '[{"role": "user", "content": [', '[{"role": "tool", "content": ['),
+            "Anthropic has no 'tool' role",
+        ),
+        Answer(
+            "tool_call_id inside Anthropic's blocks",
+            _changed(_RESULTS, '"tool_use_id": c["id"]', '"tool_call_id": c["id"]'),
+            "names its call with 'tool_use_id'",
+        ),
+        Answer(
+            "the result dict itself as content",
+            _changed(
+                _changed(_RESULTS, '"content": json.dumps(r)}\n', '"content": r}\n'),
+                '"content": json.dumps(r)} for',
+                '"content": r} for',
+            ),
+            "the result object itself",
+        ),
+        Answer(
+            "an empty user message when there are no calls",
+            _changed(
+                _RESULTS,
+                "for c, r in zip(calls, results)]}] if calls else []",
+                "for c, r in zip(calls, results)]}]",
+            ),
+            "no calls, no results: return []",
+        ),
+        Answer(
+            "takes the results out of their list",
+            _changed(
+                _RESULTS,
+                "def $name(provider, calls, results):\n",
+                "def $name(provider, calls, results):\n"
+                "    results = [results.pop(0) for _ in calls]\n",
+            ),
+            "changed the results it was given",
+        ),
+        Answer(
+            "a table of the visible cases: at most two results",
+            _changed(
+                _RESULTS,
+                "for c, r in zip(calls, results)]\n",
+                "for c, r in zip(calls, results)][:2]\n",
+            ),
+            "drawn case",
+        ),
     ],
 }
 
 
-RIGHT.update({
-    "check_policy": POLICY_GIVEN + """
+RIGHT.update(
+    {
+        "check_policy": POLICY_GIVEN
+        + """
 import re
 def $name(command):
     def one(words):
@@ -604,11 +849,12 @@ def $name(command):
         return "allow"
     return one(list(command))
 """,
-    "check_gate_stops": """
+        "check_gate_stops": """
 def $name():
     return [7, 5]
 """,
-    "check_head_and_tail": CUT_GIVEN + """
+        "check_head_and_tail": CUT_GIVEN
+        + """
 def $name(text, limit):
     if len(text) <= limit:
         return text
@@ -622,7 +868,8 @@ def $name(text, limit):
             tail_from = b
     return "".join([text[:head], MARKER.format(count=tail_from - head), text[tail_from:]])
 """,
-    "check_compaction": COMPACT_GIVEN + """
+        "check_compaction": COMPACT_GIVEN
+        + """
 def $name(messages, budget):
     result = [dict(message) for message in messages]
     newest = max(i for i, message in enumerate(result) if message["role"] == "assistant")
@@ -635,7 +882,8 @@ def $name(messages, budget):
             message["content"] = NOTE
     return result
 """,
-})
+    }
+)
 
 _RULES = """
     if words[:1] in (["rm"], ["curl"]) or words[:2] == ["git", "push"]:
@@ -658,9 +906,13 @@ def $name(messages, budget):
     over = size(result) - budget
 """
 
-WRONG.update({
-    "check_policy": [
-        Answer("substring matching on the joined text", POLICY_GIVEN + """
+WRONG.update(
+    {
+        "check_policy": [
+            Answer(
+                "substring matching on the joined text",
+                POLICY_GIVEN
+                + """
 def $name(command):
     text = " ".join(command)
     if "rm" in text or "curl" in text or "git push" in text:
@@ -668,43 +920,83 @@ def $name(command):
     if "pytest" in text or "git status" in text or "git diff" in text:
         return "allow"
     return "ask"
-""", "compare whole words"),
-        Answer("ignores what a shell script chains", POLICY_GIVEN + """
+""",
+                "compare whole words",
+            ),
+            Answer(
+                "ignores what a shell script chains",
+                POLICY_GIVEN
+                + """
 def $name(command):
-    words = command""" + _RULES + """    return "ask"
-""", "judge each one"),
-        Answer("judges only the script's first command", POLICY_GIVEN + """
+    words = command"""
+                + _RULES
+                + """    return "ask"
+""",
+                "judge each one",
+            ),
+            Answer(
+                "judges only the script's first command",
+                POLICY_GIVEN
+                + """
 import re
 def $name(command):
     if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
         words = re.split("[" + re.escape(SEPARATORS) + "]", command[2])[0].split()
     else:
-        words = command""" + _RULES + """    return "ask"
-""", "every command it runs"),
-        Answer("allows what no rule names", POLICY_GIVEN + """
+        words = command"""
+                + _RULES
+                + """    return "ask"
+""",
+                "every command it runs",
+            ),
+            Answer(
+                "allows what no rule names",
+                POLICY_GIVEN
+                + """
 import re
 def $name(command):
     if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
         found = [$name(part.split()) for part in re.split("[;&|()`\\\\n]", command[2])
                  if part.strip()]
         return "deny" if "deny" in found else "ask" if "ask" in found else "allow"
-    words = command""" + _RULES + """    return "allow"
-""", "never allowed"),
-        Answer("forgets what the shell expands or redirects", POLICY_GIVEN + """
+    words = command"""
+                + _RULES
+                + """    return "allow"
+""",
+                "never allowed",
+            ),
+            Answer(
+                "forgets what the shell expands or redirects",
+                POLICY_GIVEN
+                + """
 import re
 def $name(command):
     if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
         found = [$name(part.split()) for part in re.split("[;&|()`\\\\n]", command[2])
                  if part.strip()]
         return "deny" if "deny" in found else "ask" if "ask" in found or not found else "allow"
-    words = command""" + _RULES + """    return "ask"
-""", "> writes a file"),
-        Answer("pops the program off the command", POLICY_GIVEN + """
+    words = command"""
+                + _RULES
+                + """    return "ask"
+""",
+                "> writes a file",
+            ),
+            Answer(
+                "pops the program off the command",
+                POLICY_GIVEN
+                + """
 def $name(command):
     program = command.pop(0)
-    words = [program] + command""" + _RULES + """    return "ask"
-""", "changed the command"),
-        Answer("a table of the visible cases", POLICY_GIVEN + """
+    words = [program] + command"""
+                + _RULES
+                + """    return "ask"
+""",
+                "changed the command",
+            ),
+            Answer(
+                "a table of the visible cases",
+                POLICY_GIVEN
+                + """
 SEEN = {"python -m pytest -qq": "allow", "python -m pytest -k confirm": "allow",
         "rm -rf .": "deny", "make clean": "ask", "python -m pytest_evil": "ask",
         "git status": "allow", "git status --porcelain": "ask", "git push --force": "deny",
@@ -715,49 +1007,98 @@ SEEN = {"python -m pytest -qq": "allow", "python -m pytest -k confirm": "allow",
         "echo rm -rf .": "ask"}
 def $name(command):
     return SEEN.get(" ".join(command), "ask")
-""", "drawn case"),
-        Answer("True and False", POLICY_GIVEN + """
+""",
+                "drawn case",
+            ),
+            Answer(
+                "True and False",
+                POLICY_GIVEN
+                + """
 def $name(command):
     return command[:3] == ["python", "-m", "pytest"]
-""", "return 'allow', 'ask' or 'deny'"),
-    ],
-    "check_gate_stops": [
-        Answer("forgets that a person can deny", """
+""",
+                "return 'allow', 'ask' or 'deny'",
+            ),
+        ],
+        "check_gate_stops": [
+            Answer(
+                "forgets that a person can deny",
+                """
 def $name():
     return [5]
-""", "the person denied it"),
-        Answer("thinks every question is refused", """
+""",
+                "the person denied it",
+            ),
+            Answer(
+                "thinks every question is refused",
+                """
 def $name():
     return [3, 5, 7]
-""", "the person approved it"),
-        Answer("reads the chained command as the tests", """
+""",
+                "the person approved it",
+            ),
+            Answer(
+                "reads the chained command as the tests",
+                """
 def $name():
     return [7]
-""", "second command, rm -rf ."),
-        Answer("call numbers as text", """
+""",
+                "second command, rm -rf .",
+            ),
+            Answer(
+                "call numbers as text",
+                """
 def $name():
     return ["5", "7"]
-""", "a list of call numbers (ints)"),
-    ],
-    "check_head_and_tail": [
-        Answer("keeps only the head", CUT_GIVEN + """
+""",
+                "a list of call numbers (ints)",
+            ),
+        ],
+        "check_head_and_tail": [
+            Answer(
+                "keeps only the head",
+                CUT_GIVEN
+                + """
 def $name(text, limit):
     return text if len(text) <= limit else text[:limit]
-""", "keep the end too"),
-        Answer("forgets that the marker takes room", CUT_GIVEN + """
+""",
+                "keep the end too",
+            ),
+            Answer(
+                "forgets that the marker takes room",
+                CUT_GIVEN
+                + """
 def $name(text, limit):
     if len(text) <= limit:
         return text
     start, end = limit - limit // 2, len(text) - limit // 2
     return text[:start] + MARKER.format(count=end - start) + text[end:]
-""", "more than the limit"),
-        Answer("counts the characters cut wrongly", CUT_GIVEN + _CUT_START + """
+""",
+                "more than the limit",
+            ),
+            Answer(
+                "counts the characters cut wrongly",
+                CUT_GIVEN
+                + _CUT_START
+                + """
     return text[:start] + MARKER.format(count=len(text) - limit) + text[end:]
-""", "the marker says"),
-        Answer("cuts through an earlier marker", CUT_GIVEN + _CUT_START + """
+""",
+                "the marker says",
+            ),
+            Answer(
+                "cuts through an earlier marker",
+                CUT_GIVEN
+                + _CUT_START
+                + """
     return text[:start] + MARKER.format(count=end - start) + text[end:]
-""", "splits an earlier marker"),
-        Answer("quadratic: matches the marker on a slice at every position", CUT_GIVEN + _CUT_START + """
+""",
+                "splits an earlier marker",
+            ),
+            Answer(
+                "quadratic: matches the marker on a slice at every position",
+                CUT_GIVEN
+                + _CUT_START
+                + """
     for i in range(len(text)):
         found = OLD_MARKER.match(text[i:])
         if found:
@@ -767,19 +1108,35 @@ def $name(text, limit):
             if a < end < b:
                 end = b
     return text[:start] + MARKER.format(count=end - start) + text[end:]
-""", "grows faster than the input"),
-        Answer("returns the pieces in a list", CUT_GIVEN + _CUT_START + """
+""",
+                "grows faster than the input",
+            ),
+            Answer(
+                "returns the pieces in a list",
+                CUT_GIVEN
+                + _CUT_START
+                + """
     return [text[:start], MARKER.format(count=end - start), text[end:]]
-""", "return the cut text (a str)"),
-    ],
-    "check_compaction": [
-        Answer("removes old results instead of replacing them", COMPACT_GIVEN + """
+""",
+                "return the cut text (a str)",
+            ),
+        ],
+        "check_compaction": [
+            Answer(
+                "removes old results instead of replacing them",
+                COMPACT_GIVEN
+                + """
 def $name(messages, budget):
     newest = max(i for i, message in enumerate(messages) if message["role"] == "assistant")
     kept = [dict(m) for i, m in enumerate(messages) if m["role"] != "tool" or i > newest]
     return kept if size(messages) > budget else [dict(m) for m in messages]
-""", "never remove"),
-        Answer("replaces the content in the caller's messages", COMPACT_GIVEN + """
+""",
+                "never remove",
+            ),
+            Answer(
+                "replaces the content in the caller's messages",
+                COMPACT_GIVEN
+                + """
 def $name(messages, budget):
     newest = max(i for i, message in enumerate(messages) if message["role"] == "assistant")
     over = size(messages) - budget
@@ -788,56 +1145,94 @@ def $name(messages, budget):
             over -= len(message["content"]) - len(NOTE)
             message["content"] = NOTE
     return list(messages)
-""", "changed the messages it was given"),
-        Answer("newest results first, the unread ones included", COMPACT_GIVEN + _COMPACT_START + """
+""",
+                "changed the messages it was given",
+            ),
+            Answer(
+                "newest results first, the unread ones included",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
     for message in reversed(result):
         if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
             over -= len(message["content"]) - len(NOTE)
             message["content"] = NOTE
     return result
-""", "has not read yet"),
-        Answer("newest old results first", COMPACT_GIVEN + _COMPACT_START + """
+""",
+                "has not read yet",
+            ),
+            Answer(
+                "newest old results first",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
     for message in reversed(result[:newest]):
         if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
             over -= len(message["content"]) - len(NOTE)
             message["content"] = NOTE
     return result
-""", "oldest results first"),
-        Answer("replaces every old result, needed or not", COMPACT_GIVEN + _COMPACT_START + """
+""",
+                "oldest results first",
+            ),
+            Answer(
+                "replaces every old result, needed or not",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
     for message in result[:newest]:
         if message["role"] == "tool" and len(message["content"]) > len(NOTE):
             message["content"] = NOTE
     return result
-""", "more results than needed"),
-        Answer("a compacted result loses its tool_name", COMPACT_GIVEN + _COMPACT_START + """
+""",
+                "more results than needed",
+            ),
+            Answer(
+                "a compacted result loses its tool_name",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
     for index, message in enumerate(result[:newest]):
         if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
             over -= len(message["content"]) - len(NOTE)
             result[index] = {"role": "tool", "content": NOTE}
     return result
-""", "with all its keys"),
-        Answer("replaces short results too", COMPACT_GIVEN + _COMPACT_START + """
+""",
+                "with all its keys",
+            ),
+            Answer(
+                "replaces short results too",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
     for message in result[:newest]:
         if over > 0 and message["role"] == "tool":
             over -= len(message["content"]) - len(NOTE)
             message["content"] = NOTE
     return result
-""", "shorter than NOTE"),
-    ],
-})
+""",
+                "shorter than NOTE",
+            ),
+        ],
+    }
+)
 
 
 #: Answers that try to change their own grade instead of being right, keyed by a few words:
 #: (the check whose cell they sit in, the source). Each must score 0 on that cell.
 CHEATS = {
-    "replaces the check in labkit.exercises and labkit.grading.checks": ("check_tool_message", """
+    "replaces the check in labkit.exercises and labkit.grading.checks": (
+        "check_tool_message",
+        """
 import labkit.exercises, labkit.grading.checks
 for module in (labkit.exercises, labkit.grading.checks):
     module.check_tool_message = lambda *args, **kwargs: print("All 5 cases passed.")
 def $name(name, result):
     return {}
-"""),
-    "walks the frames up to the expected value": ("check_assemble_content", """
+""",
+    ),
+    "walks the frames up to the expected value": (
+        "check_assemble_content",
+        """
 import sys
 def $name(chunks):
     frame = sys._getframe(1)
@@ -847,8 +1242,11 @@ def $name(chunks):
                 return value.expected
         frame = frame.f_back
     return ""
-"""),
-    "copies the expected messages found on the stack": ("check_append_results", """
+""",
+    ),
+    "copies the expected messages found on the stack": (
+        "check_append_results",
+        """
 import sys
 def $name(messages, tool_calls, tools):
     frame = sys._getframe(1)
@@ -858,8 +1256,11 @@ def $name(messages, tool_calls, tools):
             messages.extend(case.expected)
             return
         frame = frame.f_back
-"""),
-    "silences IPython's traceback display": ("check_repair_verdict", """
+""",
+    ),
+    "silences IPython's traceback display": (
+        "check_repair_verdict",
+        """
 from IPython import get_ipython
 shell = get_ipython()
 shell.showtraceback = lambda *args, **kwargs: None
@@ -867,8 +1268,11 @@ shell.CustomTB = lambda *args, **kwargs: None
 shell.set_custom_exc((BaseException,), lambda *args, **kwargs: None)
 def $name(after, test_hash_before, test_hash_after):
     return True
-"""),
-    "patches fail, CheckFailed and _compare": ("check_bounded_prediction", """
+""",
+    ),
+    "patches fail, CheckFailed and _compare": (
+        "check_bounded_prediction",
+        """
 import labkit.grading.checks, labkit.grading.feedback
 for module in (labkit.grading.checks, labkit.grading.feedback):
     module.fail = lambda *args, **kwargs: None
@@ -876,27 +1280,40 @@ for module in (labkit.grading.checks, labkit.grading.feedback):
 labkit.grading.checks._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
 def $name():
     return {"model_requests": 7, "tool_calls": 7, "stop_reason": "max_turns", "final_exit_code": 7}
-"""),
-    "replaces the policy check in every module that holds it": ("check_policy", POLICY_GIVEN + """
+""",
+    ),
+    "replaces the policy check in every module that holds it": (
+        "check_policy",
+        POLICY_GIVEN
+        + """
 import labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks
 for module in (labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks):
     module.check_policy = lambda *args, **kwargs: print("All 23 cases passed.")
 def $name(command):
     return "allow"
-"""),
-    "asks labkit's own reference for the answer": ("check_assemble_calls", """
+""",
+    ),
+    "asks labkit's own reference for the answer": (
+        "check_assemble_calls",
+        """
 import labkit.grading.checks_providers as reference
 def $name(chunks):
     return reference._openai_calls(chunks)
-"""),
-    "asks the harness to shape the results": ("check_result_messages", """
+""",
+    ),
+    "asks the harness to shape the results": (
+        "check_result_messages",
+        """
 from labkit.harness.formats import FORMATS
 from labkit.harness.contracts import ToolCall
 def $name(provider, calls, results):
     return FORMATS[provider].tool_results([ToolCall(c["id"], c["name"], c["arguments"])
                                            for c in calls], results)
-"""),
-    "replaces the isolated runner with canned outcomes": ("check_stop_predictions", """
+""",
+    ),
+    "replaces the isolated runner with canned outcomes": (
+        "check_stop_predictions",
+        """
 import labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated
 from labkit.grading.isolated import Outcome
 truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
@@ -905,7 +1322,8 @@ for module in (labkit.grading.checks, labkit.grading.feedback, labkit.grading.is
     module.run_answer = lambda *a, **k: [Outcome(truth)]
 def $name():
     return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}
-"""),
+""",
+    ),
 }
 
 #: An answer cell that never ends and ignores SIGINT (the kernel must be restarted). It sleeps
@@ -929,27 +1347,38 @@ os._exit(3)
 # Answers an adversarial review wrote after the first version of the checks accepted them.
 
 WRONG["check_tool_message"] += [
-    Answer("a hand-written JSON encoder that escapes only backslash, quote, \\n and \\t", r'''
+    Answer(
+        "a hand-written JSON encoder that escapes only backslash, quote, \\n and \\t",
+        r"""
 def _encode(value):
     if value is None: return "null"
     if value is True: return "true"
     if value is False: return "false"
     if isinstance(value, (int, float)): return repr(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t") + '"'
     if isinstance(value, list): return "[" + ", ".join(_encode(x) for x in value) + "]"
     return "{" + ", ".join(_encode(k) + ": " + _encode(x) for k, x in value.items()) + "}"
 def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": _encode(result)}
-''', "not valid JSON text"),
-    Answer("reorders the keys of the result it was given", """
+""",
+        "not valid JSON text",
+    ),
+    Answer(
+        "reorders the keys of the result it was given",
+        """
 import json
 def $name(name, result):
     for key in sorted(result):
         result[key] = result.pop(key)
     return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
-""", "changed the result it was given"),
-    Answer("clears the previous call's result on the next call", """
+""",
+        "changed the result it was given",
+    ),
+    Answer(
+        "clears the previous call's result on the next call",
+        """
 import json
 _previous = []
 def $name(name, result):
@@ -957,29 +1386,49 @@ def $name(name, result):
         _previous.pop().clear()
     _previous.append(result)
     return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
-""", "still changed what this call was given"),
-    Answer("guesses the tool's name from the shape of its result", """
+""",
+        "still changed what this call was given",
+    ),
+    Answer(
+        "guesses the tool's name from the shape of its result",
+        """
 import json
 def $name(name, result):
     if "exit_code" in result:
         name = "run_tests"
     return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
-""", "but the result came from"),
+""",
+        "but the result came from",
+    ),
 ]
 WRONG["check_may_dispatch"] += [
-    Answer("accepts only done_reason 'stop'", """
+    Answer(
+        "accepts only done_reason 'stop'",
+        """
 def $name(chunks):
     return any(c.get("done") and c.get("done_reason") == "stop" for c in chunks)
-""", "the right answer here is True"),
-    Answer("reads the last chunk's done_reason, 'length' when there is none", """
+""",
+        "the right answer here is True",
+    ),
+    Answer(
+        "reads the last chunk's done_reason, 'length' when there is none",
+        """
 def $name(chunks):
     return bool(chunks) and chunks[-1].get("done_reason", "length") != "length"
-""", "the right answer here is True"),
-    Answer("looks for the word length anywhere in the stream", """
+""",
+        "the right answer here is True",
+    ),
+    Answer(
+        "looks for the word length anywhere in the stream",
+        """
 def $name(chunks):
     return any(c.get("done") for c in chunks) and "length" not in repr(chunks)
-""", "the right answer here is True"),
-    Answer("clears the previous call's chunks on the next call", """
+""",
+        "the right answer here is True",
+    ),
+    Answer(
+        "clears the previous call's chunks on the next call",
+        """
 _last = []
 def $name(chunks):
     if _last:
@@ -987,16 +1436,28 @@ def $name(chunks):
     _last.append(chunks)
     final = [c for c in chunks if c.get("done")]
     return bool(final) and final[-1].get("done_reason") != "length"
-""", "still changed what this call was given"),
+""",
+        "still changed what this call was given",
+    ),
 ]
 WRONG["check_append_results"] += [
-    Answer("turns every exception into a result, a tool's bug included", _changed(
-        RIGHT["check_append_results"], "except (ValueError, TypeError, OSError) as exc:",
-        "except Exception as exc:"), "KeyError must come out of your function"),
-    Answer("keeps exc.args[0] instead of str(exc)", _changed(
-        RIGHT["check_append_results"], '{"error": str(exc)}', '{"error": exc.args[0]}'),
-           "decodes to"),
-    Answer("answers from the tools' script instead of invoking them", """
+    Answer(
+        "turns every exception into a result, a tool's bug included",
+        _changed(
+            RIGHT["check_append_results"],
+            "except (ValueError, TypeError, OSError) as exc:",
+            "except Exception as exc:",
+        ),
+        "KeyError must come out of your function",
+    ),
+    Answer(
+        "keeps exc.args[0] instead of str(exc)",
+        _changed(RIGHT["check_append_results"], '{"error": str(exc)}', '{"error": exc.args[0]}'),
+        "decodes to",
+    ),
+    Answer(
+        "answers from the tools' script instead of invoking them",
+        """
 import json
 def $name(messages, tool_calls, tools):
     for call in tool_calls:
@@ -1005,8 +1466,12 @@ def $name(messages, tool_calls, tools):
         entry = next(e for e in tools.script if e[0] == name and e[1] == arguments)
         result = entry[2].get("result", {"error": entry[2].get("message")})
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "AttributeError"),
-    Answer("clears the previous conversation's tool calls on the next call", """
+""",
+        "AttributeError",
+    ),
+    Answer(
+        "clears the previous conversation's tool calls on the next call",
+        """
 import json
 _seen = []
 def $name(messages, tool_calls, tools):
@@ -1020,30 +1485,47 @@ def $name(messages, tool_calls, tools):
         except (ValueError, TypeError, OSError) as exc:
             result = {"error": str(exc)}
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-""", "still changed what this call was given"),
+""",
+        "still changed what this call was given",
+    ),
 ]
 WRONG["check_repair_verdict"] += [
-    Answer("compares the hash after with a hash it knows, not with the one before", """
+    Answer(
+        "compares the hash after with a hash it knows, not with the one before",
+        """
 KNOWN = "2c27662f75f88bfc49dbaba064f725b7a675134fe7e95917e5529942993a3465"
 def $name(after, test_hash_before, test_hash_after):
     return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
             and test_hash_after == KNOWN)
-""", "the right answer here is True"),
-    Answer("rewrites the check it was given", """
+""",
+        "the right answer here is True",
+    ),
+    Answer(
+        "rewrites the check it was given",
+        """
 def $name(after, test_hash_before, test_hash_after):
     ok = (after.exit_code == 0 and after.failed == 0 and after.passed > 0
           and test_hash_before == test_hash_after)
     after.exit_code = 0 if ok else 1
     return ok
-""", "read-only"),
-    Answer("trusts exit code 0 to mean nothing failed", """
+""",
+        "read-only",
+    ),
+    Answer(
+        "trusts exit code 0 to mean nothing failed",
+        """
 def $name(after, test_hash_before, test_hash_after):
     return after.exit_code == 0 and after.passed > 0 and test_hash_before == test_hash_after
-""", "the right answer here is False"),
+""",
+        "the right answer here is False",
+    ),
 ]
 
-CHEATS.update({
-    "writes an empty report on the grader's channel and exits": ("check_tool_message", """
+CHEATS.update(
+    {
+        "writes an empty report on the grader's channel and exits": (
+            "check_tool_message",
+            """
 import os
 os.write(1, b'\\n{"outcomes": []}\\n')
 for fd in range(3, 10):
@@ -1052,8 +1534,11 @@ for fd in range(3, 10):
     except OSError:
         pass
 os._exit(0)
-"""),
-    "rewrites its own report to hide that it consumed the calls": ("check_append_results", """
+""",
+        ),
+        "rewrites its own report to hide that it consumed the calls": (
+            "check_append_results",
+            """
 import json, sys
 main = sys.modules["__main__"]
 main.shown = lambda value: value if not isinstance(value, list) else list(value)
@@ -1066,8 +1551,11 @@ def $name(messages, tool_calls, tools):
         except (ValueError, TypeError, OSError) as exc:
             result = {"error": str(exc)}
         messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
-"""),
-    "patches the grader's clock to look linear": ("check_assemble_content", """
+""",
+        ),
+        "patches the grader's clock to look linear": (
+            "check_assemble_content",
+            """
 import time
 time.process_time = lambda: 0.0
 def $name(chunks):
@@ -1075,5 +1563,7 @@ def $name(chunks):
     for chunk in chunks:
         turn["content"] = turn["content"] + (chunk["message"].get("content") or "")
     return turn["content"]
-"""),
-})
+""",
+        ),
+    }
+)

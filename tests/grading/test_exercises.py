@@ -1,27 +1,40 @@
 """The exercise checks pass right answers and fail stubs and wrong answers, saying why."""
 
 import pytest
-
 from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
+
 from labkit.grading import checks as exercises
-from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
-from labkit.grading.checks import (BOUNDED_TRUTH, STOP_REASON_NAMES, STOP_TRUTH, describe_stream,
-                                   grade)
+from labkit.grading.checks import (
+    BOUNDED_TRUTH,
+    STOP_REASON_NAMES,
+    STOP_TRUTH,
+    describe_stream,
+    grade,
+)
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
 from labkit.harness.contracts import STOP_REASONS
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
+from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
 
 CHECKS = sorted(ANSWER_NAMES)
 FUNCTION_CHECKS = [c for c in CHECKS if "prediction" not in c]
 PREDICTION_CHECKS = [c for c in CHECKS if "prediction" in c]
 STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()\n"  # what nbgrader leaves
-ARGUMENTS = {"check_tool_message": "name, result", "check_assemble_content": "chunks",
-             "check_may_dispatch": "chunks", "check_append_results": "messages, tool_calls, tools",
-             "check_repair_verdict": "after, test_hash_before, test_hash_after",
-             "check_bounded_prediction": "", "check_stop_predictions": "",
-             "check_policy": "command", "check_gate_stops": "",
-             "check_head_and_tail": "text, limit", "check_compaction": "messages, budget",
-             "check_assemble_calls": "chunks", "check_result_messages": "provider, calls, results"}
+ARGUMENTS = {
+    "check_tool_message": "name, result",
+    "check_assemble_content": "chunks",
+    "check_may_dispatch": "chunks",
+    "check_append_results": "messages, tool_calls, tools",
+    "check_repair_verdict": "after, test_hash_before, test_hash_after",
+    "check_bounded_prediction": "",
+    "check_stop_predictions": "",
+    "check_policy": "command",
+    "check_gate_stops": "",
+    "check_head_and_tail": "text, limit",
+    "check_compaction": "messages, budget",
+    "check_assemble_calls": "chunks",
+    "check_result_messages": "provider, calls, results",
+}
 
 
 def answer(source, check):
@@ -64,14 +77,19 @@ def test_the_unanswered_stub_fails_with_advice(check, capsys):
 def test_an_unanswered_prediction_says_not_answered_yet(check, capsys):
     passed, printed = run_check(check, stub(check), capsys)
     assert not passed and "not answered yet" in printed and "NotImplementedError" in printed
-    fields = ", ".join(f"{f!r}: None" for f in (BOUNDED_TRUTH if "bounded" in check else STOP_TRUTH))
+    fields = ", ".join(
+        f"{f!r}: None" for f in (BOUNDED_TRUTH if "bounded" in check else STOP_TRUTH)
+    )
     source = f"def {ANSWER_NAMES[check]}():\n    return {{{fields}}}\n"
     passed, printed = run_check(check, Answer(source, ANSWER_NAMES[check]), capsys)
     assert not passed and "not answered yet: the prediction has no value yet" in printed
 
 
-@pytest.mark.parametrize("check, wrong", [(c, w) for c in CHECKS for w in WRONG[c]],
-                         ids=lambda value: getattr(value, "mistake", value))
+@pytest.mark.parametrize(
+    "check, wrong",
+    [(c, w) for c in CHECKS for w in WRONG[c]],
+    ids=lambda value: getattr(value, "mistake", value),
+)
 def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, capsys):
     passed, printed = run_check(check, answer(wrong.source, check), capsys)
     assert not passed
@@ -97,30 +115,37 @@ def test_a_check_given_something_other_than_a_function_explains(capsys):
 def test_a_failure_shows_in_a_notebook_as_one_line_not_a_traceback():
     assert issubclass(CheckFailed, AssertionError)
     assert CheckFailed("case 2: why")._render_traceback_() == [
-        "\x1b[31mAssertionError\x1b[39m: case 2: why"]
+        "\x1b[31mAssertionError\x1b[39m: case 2: why"
+    ]
 
 
 def test_a_stop_prediction_that_is_not_a_stop_reason_is_named(capsys):
-    source = ('def stop_predictions():\n    return {"no_done": "crash", "length": '
-              '"incomplete_model_turn", "unknown_tool": "assistant_finished", '
-              '"server_down": "model_error"}\n')
-    passed, printed = run_check("check_stop_predictions", Answer(source, "stop_predictions"),
-                                capsys)
+    source = (
+        'def stop_predictions():\n    return {"no_done": "crash", "length": '
+        '"incomplete_model_turn", "unknown_tool": "assistant_finished", '
+        '"server_down": "model_error"}\n'
+    )
+    passed, printed = run_check(
+        "check_stop_predictions", Answer(source, "stop_predictions"), capsys
+    )
     assert not passed and "'crash' (a str), which is not a stop reason" in printed
 
 
 def test_a_prediction_with_wrong_keys_is_named(capsys):
     source = "def bounded_prediction():\n    return {'turns': 1}\n"
-    passed, printed = run_check("check_bounded_prediction", Answer(source, "bounded_prediction"),
-                                capsys)
+    passed, printed = run_check(
+        "check_bounded_prediction", Answer(source, "bounded_prediction"), capsys
+    )
     assert not passed
     assert "missing: model_requests" in printed and "not expected: 'turns'" in printed
 
 
 def test_an_answer_that_hangs_fails_and_the_process_is_gone(capsys, monkeypatch):
     monkeypatch.setattr("labkit.grading.isolated.TIMEOUT", 2)
-    source = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-              "def make_tool_message(name, result):\n    while True:\n        pass\n")
+    source = (
+        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "def make_tool_message(name, result):\n    while True:\n        pass\n"
+    )
     passed, printed = run_check("check_tool_message", Answer(source, "make_tool_message"), capsys)
     assert not passed and "did not finish within 2 s" in printed
 
@@ -131,21 +156,50 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
     import ast
     from importlib.util import resolve_name
     from pathlib import Path
-    studied = {"labkit.harness.turns", "labkit.harness.loop", "labkit.harness.tools",
-               "labkit.harness.formats", "labkit.harness.openai_format",
-               "labkit.harness.anthropic_format", "labkit.harness.assembled",
-               "labkit.recording", "labkit.recording.format", "labkit.recording.attempt",
-               "labkit.lessons.failures", "labkit", "labkit.harness", "labkit.harness.gate",
-               "labkit.harness.budget", "labkit.harness.shell", "labkit.models.scripted",
-               "labkit.recording.setup", "labkit.models", "labkit.models.sse_server",
-               "labkit.models.server"}
-    for module in ("checks", "checks_providers", "feedback", "isolated", "permission_checks",
-                   "budget_checks"):
+
+    studied = {
+        "labkit.harness.turns",
+        "labkit.harness.loop",
+        "labkit.harness.tools",
+        "labkit.harness.formats",
+        "labkit.harness.openai_format",
+        "labkit.harness.anthropic_format",
+        "labkit.harness.assembled",
+        "labkit.recording",
+        "labkit.recording.format",
+        "labkit.recording.attempt",
+        "labkit.lessons.failures",
+        "labkit",
+        "labkit.harness",
+        "labkit.harness.gate",
+        "labkit.harness.budget",
+        "labkit.harness.shell",
+        "labkit.models.scripted",
+        "labkit.recording.setup",
+        "labkit.models",
+        "labkit.models.sse_server",
+        "labkit.models.server",
+    }
+    for module in (
+        "checks",
+        "checks_providers",
+        "feedback",
+        "isolated",
+        "permission_checks",
+        "budget_checks",
+    ):
         tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
-        imported = {resolve_name("." * node.level + (node.module or ""), "labkit.grading")
-                    for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                     for alias in node.names}
+        imported = {
+            resolve_name("." * node.level + (node.module or ""), "labkit.grading")
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+        }
+        imported |= {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
         assert imported, module
         assert not imported & studied, (module, imported & studied)
 
@@ -158,8 +212,11 @@ def test_drawn_cases_differ_between_runs_and_the_feedback_shows_the_seed(capsys)
     wrong = Answer("def may_dispatch(chunks):\n    return len(chunks) % 2 == 0\n", "may_dispatch")
     seeds = set()
     for _ in range(3):
-        run_check("check_may_dispatch", Answer(RIGHT["check_may_dispatch"].replace(
-            "$name", "may_dispatch"), "may_dispatch"), capsys)
+        run_check(
+            "check_may_dispatch",
+            Answer(RIGHT["check_may_dispatch"].replace("$name", "may_dispatch"), "may_dispatch"),
+            capsys,
+        )
         passed, printed = run_check("check_may_dispatch", wrong, capsys)
         assert not passed
         seeds |= {word for word in printed.split() if word.rstrip("),;.").isdigit()}
@@ -180,8 +237,11 @@ def test_the_renamed_test_case_really_changes_the_test_file():
 
 
 def test_the_bounded_replay_gives_what_the_check_expects():
-    assert bounded_outcome() == BOUNDED_TRUTH == {"model_requests": 1, "tool_calls": 1,
-                                                  "stop_reason": "max_turns", "final_exit_code": 1}
+    assert (
+        bounded_outcome()
+        == BOUNDED_TRUTH
+        == {"model_requests": 1, "tool_calls": 1, "stop_reason": "max_turns", "final_exit_code": 1}
+    )
 
 
 def test_each_failure_case_stops_as_the_lesson_explains():
@@ -191,13 +251,15 @@ def test_each_failure_case_stops_as_the_lesson_explains():
         stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], checks.exit_code)
         assert events[-1]["reason"] in case.why
     assert {name: stops[name][0] for name in STOP_TRUTH} == STOP_TRUTH
-    assert stops == {"no_done": ("incomplete_model_turn", 0, 1),
-                     "length": ("incomplete_model_turn", 0, 1),
-                     "unknown_tool": ("assistant_finished", 1, 1),
-                     "false_claim": ("assistant_finished", 1, 1),
-                     "server_down": ("model_error", 0, 1),
-                     "empty_response": ("empty_response", 0, 1),
-                     "malformed": ("malformed_model_turn", 0, 1)}
+    assert stops == {
+        "no_done": ("incomplete_model_turn", 0, 1),
+        "length": ("incomplete_model_turn", 0, 1),
+        "unknown_tool": ("assistant_finished", 1, 1),
+        "false_claim": ("assistant_finished", 1, 1),
+        "server_down": ("model_error", 0, 1),
+        "empty_response": ("empty_response", 0, 1),
+        "malformed": ("malformed_model_turn", 0, 1),
+    }
 
 
 def test_an_unknown_tool_becomes_an_error_result_the_model_reads():
@@ -207,15 +269,23 @@ def test_an_unknown_tool_becomes_an_error_result_the_model_reads():
 
 
 def test_a_stream_is_described_chunk_by_chunk_and_long_runs_are_counted():
-    short = [{"message": {"role": "assistant", "thinking": "hm", "content": ""}, "done": False},
-             {"message": {"role": "assistant"}, "done": False},
-             {"message": {"role": "assistant", "content": None,
-                          "tool_calls": [{"function": {"name": "run_tests", "arguments": {}}}]},
-              "done": False},
-             {"message": {"role": "assistant", "content": "ok"}, "done": True,
-              "done_reason": "length"}]
-    assert describe_stream(short) == ("[thinking 'hm', no content key, content None + tool call "
-                                      "run_tests(), text 'ok' + done (length)]")
+    short = [
+        {"message": {"role": "assistant", "thinking": "hm", "content": ""}, "done": False},
+        {"message": {"role": "assistant"}, "done": False},
+        {
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"function": {"name": "run_tests", "arguments": {}}}],
+            },
+            "done": False,
+        },
+        {"message": {"role": "assistant", "content": "ok"}, "done": True, "done_reason": "length"},
+    ]
+    assert describe_stream(short) == (
+        "[thinking 'hm', no content key, content None + tool call "
+        "run_tests(), text 'ok' + done (length)]"
+    )
     many = [{"message": {"role": "assistant", "content": "ab"}, "done": False}] * 9
     assert describe_stream(many) == "[9 text fragments]"
     assert describe_stream([]) == "[] (no chunks at all)"
@@ -233,14 +303,21 @@ def test_each_cheat_fails_where_the_grade_is_decided(what):
 
 # --- Lessons 07 and 08: the references against the harness they must not use -------------
 
+
 def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command():
     """Two implementations written apart: the lesson's rules as the check states them, and
     labkit's gate with the policy the permissions run was recorded under."""
     import random
-    from labkit.grading.permission_checks import (HIDDEN_POLICY_CASES, POLICY_CASES,
-                                                  drawn_command, team_verdict)
+
+    from labkit.grading.permission_checks import (
+        HIDDEN_POLICY_CASES,
+        POLICY_CASES,
+        drawn_command,
+        team_verdict,
+    )
     from labkit.harness.gate import check_command
     from labkit.models.scripted import SHELL_POLICY
+
     draw = random.Random(16)
     commands = [command for _, command, _ in POLICY_CASES + HIDDEN_POLICY_CASES]
     commands += [drawn_command(draw) for _ in range(5000)]
@@ -251,8 +328,9 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
 
 
 def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
-    from labkit.grading.permission_checks import RECORDED_CALLS, STOPPED_CALLS
     from labkit import load_recording
+    from labkit.grading.permission_checks import RECORDED_CALLS, STOPPED_CALLS
+
     events = load_recording("permissions.json")["events"]
     decisions = [e for e in events if e["type"] == "permission"]
     assert len(decisions) == len(RECORDED_CALLS)
@@ -265,9 +343,10 @@ def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
 
 def test_the_cut_reference_and_the_harness_cut_agree():
     import random
-    from labkit.grading.budget_checks import (CUT_CASES, HIDDEN_CUT_CASES, _drawn_text,
-                                              cut_reference)
+
+    from labkit.grading.budget_checks import CUT_CASES, HIDDEN_CUT_CASES, _drawn_text, cut_reference
     from labkit.harness.budget import head_and_tail
+
     draw = random.Random(8)
     cases = [(text, limit) for _, text, limit, _ in CUT_CASES + HIDDEN_CUT_CASES]
     cases += [_drawn_text(draw) for _ in range(2000)]
@@ -275,18 +354,22 @@ def test_the_cut_reference_and_the_harness_cut_agree():
 
 
 def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
-    from labkit.grading.budget_checks import NOTE, compaction_cases, compacted_reference, size
+    from labkit.grading.budget_checks import NOTE, compacted_reference, compaction_cases, size
     from labkit.harness.budget import order_problems
+
     for label, messages, budget, _ in compaction_cases():
         result = compacted_reference(messages, budget)
         assert order_problems(result) == [], label
         assert [m["role"] for m in result] == [m["role"] for m in messages]
         newest = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
         assert result[newest:] == messages[newest:], label
-        could = [i for i, m in enumerate(messages[:newest])
-                 if m["role"] == "tool" and len(m["content"]) > len(NOTE)]
+        could = [
+            i
+            for i, m in enumerate(messages[:newest])
+            if m["role"] == "tool" and len(m["content"]) > len(NOTE)
+        ]
         done = [i for i, m in enumerate(result) if m != messages[i]]
-        assert done == could[:len(done)], label  # oldest first
+        assert done == could[: len(done)], label  # oldest first
         assert size(result) <= budget or done == could, label
         if done:  # one fewer would not have fitted
             undo = [dict(m) for m in result]

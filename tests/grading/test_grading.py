@@ -6,26 +6,39 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from labkit.grading import edition as student_module
 from labkit.grading.__main__ import main
 from labkit.grading.conventions import course_problems, exercise_problems, exercises, lay_out_course
-from labkit.grading import edition as student_module
 from labkit.grading.edition import copy_absent, update_student_edition
 
 
 def answer_cell(grade_id="ex_answer", source=None, **changes):
-    meta = {"solution": True, "grade": False, "locked": False, "grade_id": grade_id,
-            "schema_version": 3, **changes}
-    source = source or ("def make_tool_message(name, result):\n    ### BEGIN SOLUTION\n"
-                        "    return {}\n    ### END SOLUTION")
+    meta = {
+        "solution": True,
+        "grade": False,
+        "locked": False,
+        "grade_id": grade_id,
+        "schema_version": 3,
+        **changes,
+    }
+    source = source or (
+        "def make_tool_message(name, result):\n    ### BEGIN SOLUTION\n"
+        "    return {}\n    ### END SOLUTION"
+    )
     return new_code_cell(source, metadata={"nbgrader": meta})
 
 
 def graded_cell(grade_id="ex_test", source="check_tool_message(make_tool_message)", **changes):
-    meta = {"solution": False, "grade": True, "locked": True, "points": 1, "grade_id": grade_id,
-            "schema_version": 3, **changes}
+    meta = {
+        "solution": False,
+        "grade": True,
+        "locked": True,
+        "points": 1,
+        "grade_id": grade_id,
+        "schema_version": 3,
+        **changes,
+    }
     return new_code_cell(source, metadata={"nbgrader": meta})
-
-
 
 
 def notebook(*cells):
@@ -40,28 +53,37 @@ def test_a_well_formed_exercise_has_no_problems_and_is_found():
     assert (exercise.check, exercise.answer_name) == ("check_tool_message", "make_tool_message")
 
 
-@pytest.mark.parametrize("cells, complaint", [
-    ([answer_cell(), graded_cell(points=0)], "points must be a number above 0"),
-    ([answer_cell(), graded_cell(points=True)], "points must be a number above 0"),
-    ([answer_cell(), graded_cell(locked=False)], "a test cell must be locked"),
-    ([answer_cell(locked=True), graded_cell()], "an answer cell must not be locked"),
-    ([answer_cell(source="def f():\n    return 1"), graded_cell()], "### BEGIN SOLUTION"),
-    ([answer_cell(source="### END SOLUTION\n### BEGIN SOLUTION"), graded_cell()],
-     "### BEGIN SOLUTION"),
-    ([answer_cell(grade_id="same"), graded_cell(grade_id="same")], "already used by cell 1"),
-    ([answer_cell(grade_id="has space"), graded_cell()], "letters, digits"),
-    ([answer_cell(schema_version=1), graded_cell()], "schema_version is 1"),
-    ([graded_cell(), answer_cell()], "right after its answer cell"),
-    ([answer_cell(), new_code_cell("x = 1"), graded_cell()], "right after its answer cell"),
-    ([answer_cell()], "answer cell without a test cell"),
-    ([answer_cell(), graded_cell(source="assert make_tool_message")], "calls one of labkit"),
-    ([answer_cell(), graded_cell(source="check_tool_message(f)\n### BEGIN HIDDEN TESTS")],
-     "must come in pairs"),
-    ([answer_cell(), graded_cell(source="### BEGIN SOLUTION\ncheck_tool_message(f)")],
-     "no solution markers"),
-    ([answer_cell(grade=True), graded_cell()], "neither an answer nor a test cell"),
-    ([new_code_cell("x = 1")], "no graded exercise"),
-])
+@pytest.mark.parametrize(
+    "cells, complaint",
+    [
+        ([answer_cell(), graded_cell(points=0)], "points must be a number above 0"),
+        ([answer_cell(), graded_cell(points=True)], "points must be a number above 0"),
+        ([answer_cell(), graded_cell(locked=False)], "a test cell must be locked"),
+        ([answer_cell(locked=True), graded_cell()], "an answer cell must not be locked"),
+        ([answer_cell(source="def f():\n    return 1"), graded_cell()], "### BEGIN SOLUTION"),
+        (
+            [answer_cell(source="### END SOLUTION\n### BEGIN SOLUTION"), graded_cell()],
+            "### BEGIN SOLUTION",
+        ),
+        ([answer_cell(grade_id="same"), graded_cell(grade_id="same")], "already used by cell 1"),
+        ([answer_cell(grade_id="has space"), graded_cell()], "letters, digits"),
+        ([answer_cell(schema_version=1), graded_cell()], "schema_version is 1"),
+        ([graded_cell(), answer_cell()], "right after its answer cell"),
+        ([answer_cell(), new_code_cell("x = 1"), graded_cell()], "right after its answer cell"),
+        ([answer_cell()], "answer cell without a test cell"),
+        ([answer_cell(), graded_cell(source="assert make_tool_message")], "calls one of labkit"),
+        (
+            [answer_cell(), graded_cell(source="check_tool_message(f)\n### BEGIN HIDDEN TESTS")],
+            "must come in pairs",
+        ),
+        (
+            [answer_cell(), graded_cell(source="### BEGIN SOLUTION\ncheck_tool_message(f)")],
+            "no solution markers",
+        ),
+        ([answer_cell(grade=True), graded_cell()], "neither an answer nor a test cell"),
+        ([new_code_cell("x = 1")], "no graded exercise"),
+    ],
+)
 def test_each_broken_rule_is_named(cells, complaint):
     problems = exercise_problems(notebook(*cells))
     assert any(complaint in problem for problem in problems), problems
@@ -71,8 +93,10 @@ def test_a_grade_id_shared_by_two_notebooks_is_named(tmp_path):
     for name in ("01_a", "02_b"):
         nbformat.write(notebook(answer_cell(), graded_cell()), tmp_path / f"{name}.ipynb")
     report = course_problems(sorted(tmp_path.glob("*.ipynb")))
-    assert report["course"] == ["grade_id 'ex_answer' is used in 01_a.ipynb, 02_b.ipynb",
-                                "grade_id 'ex_test' is used in 01_a.ipynb, 02_b.ipynb"]
+    assert report["course"] == [
+        "grade_id 'ex_answer' is used in 01_a.ipynb, 02_b.ipynb",
+        "grade_id 'ex_test' is used in 01_a.ipynb, 02_b.ipynb",
+    ]
 
 
 def test_the_check_command_exits_1_and_prints_each_problem(tmp_path, capsys):
@@ -90,8 +114,9 @@ def test_the_course_layout_puts_each_lesson_in_its_own_assignment(tmp_path):
     for name in ("01_a", "02_b"):
         nbformat.write(notebook(answer_cell(), graded_cell()), notebooks / f"{name}.ipynb")
     assert lay_out_course(tmp_path / "course", notebooks) == ["01_a", "02_b"]
-    assert (tmp_path / "course/source/02_b/02_b.ipynb").read_bytes() == \
-        (notebooks / "02_b.ipynb").read_bytes()
+    assert (tmp_path / "course/source/02_b/02_b.ipynb").read_bytes() == (
+        notebooks / "02_b.ipynb"
+    ).read_bytes()
     assert "course_id" in (tmp_path / "course/nbgrader_config.py").read_text()
 
 
@@ -124,12 +149,17 @@ def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch
 
 
 def test_a_failed_nbgrader_run_shows_the_cause_it_logged_first_not_only_its_last_lines(
-        tmp_path, monkeypatch):
-    """nbgrader logs a notebook's traceback, then goes on grading: the cause is far above the end."""
+    tmp_path, monkeypatch
+):
+    """nbgrader logs a notebook's traceback, then goes on grading: the cause is far above the
+    end."""
     cause = "Traceback (most recent call last):\n  ...\nRuntimeError: Kernel died before replying"
     log = "[AutogradeApp | INFO] start\n" + cause + "\n" + "[AutogradeApp | INFO] more\n" * 400
-    monkeypatch.setattr(student_module.subprocess, "run", lambda *args, **kwargs:
-                        subprocess.CompletedProcess(args, 1, stdout=log, stderr="exit now"))
+    monkeypatch.setattr(
+        student_module.subprocess,
+        "run",
+        lambda *args, **kwargs: subprocess.CompletedProcess(args, 1, stdout=log, stderr="exit now"),
+    )
     with pytest.raises(student_module.EditionError) as failed:
         student_module.nbgrader(tmp_path, "autograde", "*")
     message = str(failed.value)

@@ -7,8 +7,7 @@ tested exactly; test_exercises.py times real answers, right and quadratic."""
 import pytest
 
 from labkit.grading import feedback
-from labkit.grading.feedback import (MAX_GROWTH, MEASUREMENTS, Answer, CheckFailed,
-                                     check_linear_time)
+from labkit.grading.feedback import MAX_GROWTH, MEASUREMENTS, Answer, CheckFailed, check_linear_time
 
 INPUTS = {100: [["a"]], 2400: [["b"]]}
 REFERENCE = ("def f(x):\n    return x\n", "f")
@@ -30,8 +29,15 @@ def measured(monkeypatch, answer_growths, reference_growth=24.0):
 
 
 def check():
-    check_linear_time(Answer("", "mine"), REFERENCE, INPUTS, lambda arguments: arguments[0],
-                      what="streams", unit="fragments", hint="join once")
+    check_linear_time(
+        Answer("", "mine"),
+        REFERENCE,
+        INPUTS,
+        lambda arguments: arguments[0],
+        what="streams",
+        unit="fragments",
+        hint="join once",
+    )
 
 
 def test_a_growth_within_the_limit_passes_after_one_measurement(monkeypatch, capsys):

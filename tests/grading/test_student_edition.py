@@ -27,20 +27,36 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from answers import ANSWER_NAMES, CHEATS, DIES, HANG, RIGHT, WRONG
 from nbformat.v4 import new_code_cell
 
-from answers import ANSWER_NAMES, CHEATS, DIES, HANG, RIGHT, WRONG
 from labkit import exercises as exercises_module
-from labkit.grading.feedback import STUB_ADVICE
-from labkit.grading.conventions import (BEGIN, END, HIDDEN_BEGIN, HIDDEN_END, NOTEBOOKS_DIR, course_problems,
-                            exercises, lay_out_course, nbgrader_role)
+from labkit.grading.conventions import (
+    BEGIN,
+    END,
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    NOTEBOOKS_DIR,
+    course_problems,
+    exercises,
+    lay_out_course,
+    nbgrader_role,
+)
 from labkit.grading.edition import generate_edition, nbgrader, update_student_edition
+from labkit.grading.feedback import STUB_ADVICE
 
 LESSONS = tuple(sorted(path.stem for path in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")))
 #: Exercises per lesson, as the lessons are written (a test checks the notebooks agree).
-EXERCISES = {"01_one_file_read": 1, "02_streamed_turn": 2, "03_tool_results": 1,
-             "04_repair_and_verify": 1, "05_failure_cases": 2, "06_providers": 2,
-             "07_permissions": 2, "08_context_budget": 2}
+EXERCISES = {
+    "01_one_file_read": 1,
+    "02_streamed_turn": 2,
+    "03_tool_results": 1,
+    "04_repair_and_verify": 1,
+    "05_failure_cases": 2,
+    "06_providers": 2,
+    "07_permissions": 2,
+    "08_context_budget": 2,
+}
 STUB = "raise NotImplementedError()"
 
 
@@ -58,55 +74,76 @@ LEARNERS = {
     "own_style": dict(RIGHT),
     "wrong_a": {
         "check_tool_message": wrong("check_tool_message", "empties the result after dumping it"),
-        "check_assemble_content": wrong("check_assemble_content", "quadratic: the text kept in a "
-                                        "dict and rebuilt with + per fragment"),
-        "check_may_dispatch": wrong("check_may_dispatch",
-                                    "a table of the visible cases, by len(chunks)"),
-        "check_append_results": wrong("check_append_results",
-                                      "consumes the calls with tool_calls.pop(0)"),
-        "check_repair_verdict": wrong("check_repair_verdict", "ignores the exit code: passed > 0, "
-                                      "failed == 0, hashes equal"),
+        "check_assemble_content": wrong(
+            "check_assemble_content",
+            "quadratic: the text kept in a dict and rebuilt with + per fragment",
+        ),
+        "check_may_dispatch": wrong(
+            "check_may_dispatch", "a table of the visible cases, by len(chunks)"
+        ),
+        "check_append_results": wrong(
+            "check_append_results", "consumes the calls with tool_calls.pop(0)"
+        ),
+        "check_repair_verdict": wrong(
+            "check_repair_verdict", "ignores the exit code: passed > 0, failed == 0, hashes equal"
+        ),
         "check_bounded_prediction": wrong("check_bounded_prediction", "True where an int is asked"),
-        "check_stop_predictions": wrong("check_stop_predictions",
-                                        "a str subclass that equals everything"),
+        "check_stop_predictions": wrong(
+            "check_stop_predictions", "a str subclass that equals everything"
+        ),
         "check_assemble_calls": wrong("check_assemble_calls", "accepts finish_reason 'length'"),
-        "check_result_messages": wrong("check_result_messages",
-                                       "one user message per result for Anthropic"),
+        "check_result_messages": wrong(
+            "check_result_messages", "one user message per result for Anthropic"
+        ),
         "check_policy": wrong("check_policy", "substring matching on the joined text"),
         "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
-        "check_head_and_tail": wrong("check_head_and_tail", "quadratic: matches the marker on "
-                                     "a slice at every position"),
-        "check_compaction": wrong("check_compaction", "removes old results instead of "
-                                  "replacing them"),
+        "check_head_and_tail": wrong(
+            "check_head_and_tail", "quadratic: matches the marker on a slice at every position"
+        ),
+        "check_compaction": wrong(
+            "check_compaction", "removes old results instead of replacing them"
+        ),
     },
     "wrong_b": {
-        "check_repair_verdict": wrong("check_repair_verdict",
-                                      "parses pytest's text instead of the exit code"),
+        "check_repair_verdict": wrong(
+            "check_repair_verdict", "parses pytest's text instead of the exit code"
+        ),
         "check_bounded_prediction": wrong("check_bounded_prediction", "1.0 where an int is asked"),
         "check_stop_predictions": RIGHT["check_stop_predictions"],
-        "check_assemble_calls": wrong("check_assemble_calls", "quadratic: each call's arguments "
-                                      "rebuilt with + per fragment"),
-        "check_result_messages": wrong("check_result_messages", "a table of the visible cases: "
-                                       "at most two results"),
+        "check_assemble_calls": wrong(
+            "check_assemble_calls", "quadratic: each call's arguments rebuilt with + per fragment"
+        ),
+        "check_result_messages": wrong(
+            "check_result_messages", "a table of the visible cases: at most two results"
+        ),
         "check_policy": wrong("check_policy", "ignores what a shell script chains"),
         "check_gate_stops": RIGHT["check_gate_stops"],
         "check_head_and_tail": wrong("check_head_and_tail", "cuts through an earlier marker"),
-        "check_compaction": wrong("check_compaction", "replaces the content in the caller's "
-                                  "messages"),
+        "check_compaction": wrong(
+            "check_compaction", "replaces the content in the caller's messages"
+        ),
     },
-    "cheater": {**{check: cheat(check) for check, _ in CHEATS.values()},
-                "check_may_dispatch": RIGHT["check_may_dispatch"]},
+    "cheater": {
+        **{check: cheat(check) for check, _ in CHEATS.values()},
+        "check_may_dispatch": RIGHT["check_may_dispatch"],
+    },
     "a_hangs": {"check_assemble_content": HANG, "check_may_dispatch": RIGHT["check_may_dispatch"]},
     "a_kills": {"check_assemble_content": DIES, "check_may_dispatch": RIGHT["check_may_dispatch"]},
 }
 #: The cells each learner must pass; every other graded cell it submitted must score 0.
-PASSES = {"own_style": set(RIGHT), "wrong_a": set(),
-          "wrong_b": {"check_stop_predictions", "check_gate_stops"},
-          "cheater": {"check_may_dispatch"}, "a_hangs": {"check_may_dispatch"},
-          "a_kills": {"check_may_dispatch"}}
+PASSES = {
+    "own_style": set(RIGHT),
+    "wrong_a": set(),
+    "wrong_b": {"check_stop_predictions", "check_gate_stops"},
+    "cheater": {"check_may_dispatch"},
+    "a_hangs": {"check_may_dispatch"},
+    "a_kills": {"check_may_dispatch"},
+}
 #: Two course copies, autograded at the same time (one nbgrader run each, learners in order).
-GROUPS = {"a": ("reference", "untouched", "own_style"),
-          "b": ("a_hangs", "a_kills", "cheater", "wrong_a", "wrong_b")}
+GROUPS = {
+    "a": ("reference", "untouched", "own_style"),
+    "b": ("a_hangs", "a_kills", "cheater", "wrong_a", "wrong_b"),
+}
 #: Seconds per cell, per check outside the kernel, and for an interrupted kernel to stop, per
 #: group: group b hands in answer and test cells only (each a check of a second or two alone),
 #: so a hang there is cut shorter; group a's untouched edition runs whole lessons. A check
@@ -153,10 +190,12 @@ def with_probes(reference):
     probes = []
     for exercise in exercises(reference):
         test = source[exercise.test_id]
-        probes += [new_code_cell(WRONG[exercise.check][0].code(exercise.answer_name)),
-                   new_code_cell(test, metadata={"probe": ["wrong", exercise.test_id, 0]}),
-                   new_code_cell(source[exercise.answer_id]),
-                   new_code_cell(test, metadata={"probe": ["restored", exercise.test_id]})]
+        probes += [
+            new_code_cell(WRONG[exercise.check][0].code(exercise.answer_name)),
+            new_code_cell(test, metadata={"probe": ["wrong", exercise.test_id, 0]}),
+            new_code_cell(source[exercise.answer_id]),
+            new_code_cell(test, metadata={"probe": ["restored", exercise.test_id]}),
+        ]
     notebook = graded_cells_only(reference)
     notebook.cells += probes
     return notebook
@@ -217,8 +256,9 @@ def course(tmp_path_factory):
                     notebook = submission(base / "release", learner, name)
                     if notebook is not None:
                         (root / "submitted" / learner / name).mkdir(parents=True)
-                        nbformat.write(notebook, root / "submitted" / learner / name /
-                                       f"{name}.ipynb")
+                        nbformat.write(
+                            notebook, root / "submitted" / learner / name / f"{name}.ipynb"
+                        )
                         counts[group] += 1
 
         def autograde(group):
@@ -228,12 +268,23 @@ def course(tmp_path_factory):
             return time.perf_counter() - start
 
         seconds = dict(zip(GROUPS, pool.map(autograde, GROUPS)))
-    autograded = {learner: {name: read(path) for name in LESSONS
-                            if (path := root / "autograded" / learner / name /
-                                f"{name}.ipynb").exists()}
-                  for learner, root in roots.items()}
-    return Course(base / "release", roots, autograded, student, added, kept,
-                  {group: (seconds[group], counts[group]) for group in GROUPS})
+    autograded = {
+        learner: {
+            name: read(path)
+            for name in LESSONS
+            if (path := root / "autograded" / learner / name / f"{name}.ipynb").exists()
+        }
+        for learner, root in roots.items()
+    }
+    return Course(
+        base / "release",
+        roots,
+        autograded,
+        student,
+        added,
+        kept,
+        {group: (seconds[group], counts[group]) for group in GROUPS},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -256,8 +307,11 @@ def scores(course):
 
 
 def test_every_learner_gets_exactly_the_scores_their_answers_earn(course, scores):
-    checks_by_test = {e.test_id: e.check for name in LESSONS
-                      for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))}
+    checks_by_test = {
+        e.test_id: e.check
+        for name in LESSONS
+        for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+    }
     for learner, given in LEARNERS.items():
         lessons = [name for name in LESSONS if submission(course.release, learner, name)]
         assert lessons, learner
@@ -270,14 +324,20 @@ def test_every_learner_gets_exactly_the_scores_their_answers_earn(course, scores
                 assert score == wanted, (learner, name, test_id, score, top)
 
 
-@pytest.mark.parametrize("learner, marker, error, feedback", [
-    ("a_hangs", "SIG_IGN", "CellTimeoutError", "did not finish within"),
-    ("a_kills", "os._exit", "DeadKernelError", "stopped unexpectedly")])
+@pytest.mark.parametrize(
+    "learner, marker, error, feedback",
+    [
+        ("a_hangs", "SIG_IGN", "CellTimeoutError", "did not finish within"),
+        ("a_kills", "os._exit", "DeadKernelError", "stopped unexpectedly"),
+    ],
+)
 def test_a_hung_or_killed_kernel_scores_zero_without_dropping_the_notebook_or_learners_after_it(
-        course, learner, marker, error, feedback):
+    course, learner, marker, error, feedback
+):
     notebook = course.autograded[learner]["02_streamed_turn"]
-    answer = next(cell for cell in notebook.cells
-                  if nbgrader_role(cell) == "answer" and marker in cell.source)
+    answer = next(
+        cell for cell in notebook.cells if nbgrader_role(cell) == "answer" and marker in cell.source
+    )
     raised, text = outcome(answer)
     assert raised and error in text, text
     test = next(cell for cell in notebook.cells if nbgrader_role(cell) == "test")
@@ -288,13 +348,19 @@ def test_a_hung_or_killed_kernel_scores_zero_without_dropping_the_notebook_or_le
 
 def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores):
     for what, (check, _) in CHEATS.items():
-        name, exercise = next((name, e) for name in LESSONS
-                              for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
-                              if e.check == check)
+        name, exercise = next(
+            (name, e)
+            for name in LESSONS
+            for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+            if e.check == check
+        )
         score, _ = scores["cheater", name][exercise.test_id]
         assert score == 0, what
-        cell = next(cell for cell in course.autograded["cheater"][name].cells
-                    if grade_id(cell) == exercise.test_id)
+        cell = next(
+            cell
+            for cell in course.autograded["cheater"][name].cells
+            if grade_id(cell) == exercise.test_id
+        )
         raised, text = outcome(cell)
         assert raised and "Graded outside the notebook's kernel" in text, (what, text)
 
@@ -302,8 +368,10 @@ def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores)
 def test_autograde_time_per_learner_per_lesson_is_reported(course, capsys):
     with capsys.disabled():
         for group, (seconds, notebooks) in course.seconds.items():
-            print(f"\nautograde group {group}: {seconds:.0f} s for {notebooks} notebooks, "
-                  f"{seconds / notebooks:.1f} s per learner per lesson")
+            print(
+                f"\nautograde group {group}: {seconds:.0f} s for {notebooks} notebooks, "
+                f"{seconds / notebooks:.1f} s per learner per lesson"
+            )
     assert all(notebooks for _, notebooks in course.seconds.values())
 
 
@@ -330,7 +398,8 @@ def test_the_reference_notebooks_score_full_marks_on_every_test_cell(scores):
 
 
 def test_the_student_edition_is_the_reference_with_answers_and_hidden_tests_taken_out(course):
-    """So the autograded reference run is the student edition with the reference answers put back."""
+    """So the autograded reference run is the student edition with the reference answers put
+    back."""
     for name in LESSONS:
         reference = read(NOTEBOOKS_DIR / f"{name}.ipynb").cells
         student = read(course.release / name / f"{name}.ipynb").cells
@@ -366,8 +435,7 @@ def test_every_test_cell_fails_on_the_unanswered_stub_with_readable_feedback(cou
         for cell in tests:
             raised, text = outcome(cell)
             assert raised and "Not yet." in text, (name, cell.source, text)
-            assert f"NotImplementedError: {STUB_ADVICE}" in text or "not answered yet" in text, \
-                text
+            assert f"NotImplementedError: {STUB_ADVICE}" in text or "not answered yet" in text, text
 
 
 def test_the_untouched_student_edition_runs_with_errors_only_in_test_cells(course):
@@ -380,22 +448,28 @@ def test_the_untouched_student_edition_runs_with_errors_only_in_test_cells(cours
 
 
 def probes(course, kind):
-    return [(name, cell.metadata["probe"], cell)
-            for name, notebook in course.autograded["reference"].items()
-            for cell in notebook.cells if cell.metadata.get("probe", [None])[0] == kind]
+    return [
+        (name, cell.metadata["probe"], cell)
+        for name, notebook in course.autograded["reference"].items()
+        for cell in notebook.cells
+        if cell.metadata.get("probe", [None])[0] == kind
+    ]
 
 
 def test_every_test_cell_fails_on_a_wrong_answer_and_names_the_mistake(course):
     tried = set()
     for name, (_, test_id, number), cell in probes(course, "wrong"):
-        exercise = next(e for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
-                        if e.test_id == test_id)
+        exercise = next(
+            e for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb")) if e.test_id == test_id
+        )
         mistake = WRONG[exercise.check][number]
         raised, text = outcome(cell)
         assert raised, (name, test_id, mistake.mistake, text)
         assert mistake.names in text, (name, test_id, mistake.mistake, text)
         tried.add(test_id)
-    every_test = {e.test_id for name in LESSONS for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))}
+    every_test = {
+        e.test_id for name in LESSONS for e in exercises(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+    }
     assert tried == every_test
 
 
@@ -412,5 +486,6 @@ def test_make_student_makes_the_same_edition_nbgrader_autograded(course):
     for name in LESSONS:
         made = read(course.student / f"{name}.ipynb")
         graded = read(course.release / name / f"{name}.ipynb")
-        assert [(c.source, c.metadata) for c in made.cells] == \
-            [(c.source, c.metadata) for c in graded.cells]
+        assert [(c.source, c.metadata) for c in made.cells] == [
+            (c.source, c.metadata) for c in graded.cells
+        ]

@@ -4,12 +4,12 @@ and the same bytes for every process timed on the same inputs."""
 
 from labkit.grading.isolated import TimedInputs, checks_value, time_answer
 
-ANSWER = '''
+ANSWER = """
 def echo(value):
     if isinstance(value, (dict, list, str, int)) or value is None:
         return value
     return [type(value).__name__, value.exit_code, value.passed]
-'''
+"""
 
 INPUTS = {
     1: [[{"text": "plain", "numbers": [1, 2.5, None, True]}], [["a", {"b": []}]]],
@@ -29,6 +29,9 @@ def test_the_answer_gets_each_input_as_given_and_a_checks_value_as_an_object():
 def test_each_size_is_encoded_once_and_says_whether_it_holds_objects():
     inputs = TimedInputs(INPUTS)
     assert inputs == INPUTS
-    assert [b'"objects": false' in inputs.requests[size] for size in (1, 2, 3)] == \
-        [True, False, False]
+    assert [b'"objects": false' in inputs.requests[size] for size in (1, 2, 3)] == [
+        True,
+        False,
+        False,
+    ]
     assert time_answer(ANSWER, "echo", inputs)[3][1] == [["Checks", 0, 4]]

@@ -4,12 +4,25 @@ deltas and parsed only at a clean message_stop, max_tokens refused, results in o
 import time
 
 import pytest
-
 from conftest import FakeTools, ListChat, assert_time_grows_in_step
+
 from labkit.harness import agent_events
 from labkit.harness.anthropic_format import ANTHROPIC, AnthropicAssembler
-from labkit.models.chunks import (anthropic_block as block, anthropic_delta as delta,
-                                  anthropic_end as end, anthropic_start, anthropic_stop as stop)
+from labkit.models.chunks import (
+    anthropic_block as block,
+)
+from labkit.models.chunks import (
+    anthropic_delta as delta,
+)
+from labkit.models.chunks import (
+    anthropic_end as end,
+)
+from labkit.models.chunks import (
+    anthropic_start,
+)
+from labkit.models.chunks import (
+    anthropic_stop as stop,
+)
 
 START = anthropic_start(model="test")
 
@@ -28,10 +41,20 @@ def assemble(events):
     return assembler.turn(), texts
 
 
-READ = [START, text(0), delta(0, text="I will "), delta(0, text="read it."), stop(0),
-        tool(1), delta(1, partial_json=""), delta(1, partial_json='{"pa'),
-        delta(1, partial_json='th": "path_'), delta(1, partial_json='rules.py"}'), stop(1),
-        *end("tool_use")]
+READ = [
+    START,
+    text(0),
+    delta(0, text="I will "),
+    delta(0, text="read it."),
+    stop(0),
+    tool(1),
+    delta(1, partial_json=""),
+    delta(1, partial_json='{"pa'),
+    delta(1, partial_json='th": "path_'),
+    delta(1, partial_json='rules.py"}'),
+    stop(1),
+    *end("tool_use"),
+]
 
 
 def test_text_and_a_tool_whose_input_streams_across_deltas_assemble_into_blocks():
@@ -39,10 +62,18 @@ def test_text_and_a_tool_whose_input_streams_across_deltas_assemble_into_blocks(
     assert (turn.problem, turn.unfinished, turn.finish) == (None, None, "tool_use")
     assert "".join(texts) == turn.text == "I will read it."
     assert [tuple(c) for c in turn.calls] == [("toolu_a", "read_file", {"path": "path_rules.py"})]
-    assert turn.message == {"role": "assistant", "content": [
-        {"type": "text", "text": "I will read it."},
-        {"type": "tool_use", "id": "toolu_a", "name": "read_file",
-         "input": {"path": "path_rules.py"}}]}
+    assert turn.message == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "I will read it."},
+            {
+                "type": "tool_use",
+                "id": "toolu_a",
+                "name": "read_file",
+                "input": {"path": "path_rules.py"},
+            },
+        ],
+    }
 
 
 def test_a_tool_with_no_input_deltas_keeps_the_input_it_started_with():
@@ -50,39 +81,65 @@ def test_a_tool_with_no_input_deltas_keeps_the_input_it_started_with():
     assert [tuple(c) for c in turn.calls] == [("toolu_a", "run_tests", {})]
 
 
-@pytest.mark.parametrize("ending, why", [
-    (end("max_tokens"), "cut by the output-length limit (stop_reason 'max_tokens')"),
-    (end("tool_use")[:1], "the stream ended without message_stop"),
-    ([], "the stream ended without message_stop"),
-    (end("refusal"), "stop_reason 'refusal', not 'tool_use' or 'end_turn'")])
-def test_a_reply_not_finished_cleanly_offers_no_calls_and_its_cut_json_is_not_malformed(ending, why):
+@pytest.mark.parametrize(
+    "ending, why",
+    [
+        (end("max_tokens"), "cut by the output-length limit (stop_reason 'max_tokens')"),
+        (end("tool_use")[:1], "the stream ended without message_stop"),
+        ([], "the stream ended without message_stop"),
+        (end("refusal"), "stop_reason 'refusal', not 'tool_use' or 'end_turn'"),
+    ],
+)
+def test_a_reply_not_finished_cleanly_offers_no_calls_and_its_cut_json_is_not_malformed(
+    ending, why
+):
     turn, _ = assemble([START, tool(0), delta(0, partial_json='{"pa'), stop(0), *ending])
     assert turn.problem is None and why in turn.unfinished
     assert turn.calls == []
 
 
-@pytest.mark.parametrize("pieces, problem", [
-    (['["x"]'], "are a list, not a JSON object"),
-    (['{"path": ', '"x"'], "are not JSON")])
+@pytest.mark.parametrize(
+    "pieces, problem",
+    [(['["x"]'], "are a list, not a JSON object"), (['{"path": ', '"x"'], "are not JSON")],
+)
 def test_joined_input_that_is_not_a_json_object_makes_a_clean_turn_malformed(pieces, problem):
-    events = [START, tool(0), *[delta(0, partial_json=p) for p in pieces], stop(0), *end("tool_use")]
+    events = [
+        START,
+        tool(0),
+        *[delta(0, partial_json=p) for p in pieces],
+        stop(0),
+        *end("tool_use"),
+    ]
     turn, _ = assemble(events)
     assert problem in turn.problem and "tool_use block 0 ('read_file')" in turn.problem
     assert turn.calls == []
 
 
-@pytest.mark.parametrize("events, problem", [
-    ([text(0)], "event 1: the stream must begin with message_start, not 'content_block_start'"),
-    ([START, delta(0, text="x")], "event 2: a delta for block 0, which is not open"),
-    ([START, text(0), delta(0, partial_json="{}")], "a 'input_json_delta' delta for text block 0"),
-    ([START, tool(0), delta(0, text="x")], "a 'text_delta' delta for tool_use block 0"),
-    ([START, tool(0), *end("tool_use")], "message_stop arrived while content block 0 was still open"),
-    ([START, text(0), stop(0), text(0)], "index 0, not the number of a new block"),
-    ([START, block(0, {"type": "thinking", "thinking": ""})], "a 'thinking' block"),
-    ([START, block(0, {"type": "tool_use", "name": "read_file", "input": {}})], "has no 'id'"),
-    ([START, {"type": "error", "error": {"type": "overloaded_error"}}], "an error from the server"),
-    ([START, *end("end_turn"), text(0)], "arrived after message_stop"),
-    ([START, START], "a second message_start")])
+@pytest.mark.parametrize(
+    "events, problem",
+    [
+        ([text(0)], "event 1: the stream must begin with message_start, not 'content_block_start'"),
+        ([START, delta(0, text="x")], "event 2: a delta for block 0, which is not open"),
+        (
+            [START, text(0), delta(0, partial_json="{}")],
+            "a 'input_json_delta' delta for text block 0",
+        ),
+        ([START, tool(0), delta(0, text="x")], "a 'text_delta' delta for tool_use block 0"),
+        (
+            [START, tool(0), *end("tool_use")],
+            "message_stop arrived while content block 0 was still open",
+        ),
+        ([START, text(0), stop(0), text(0)], "index 0, not the number of a new block"),
+        ([START, block(0, {"type": "thinking", "thinking": ""})], "a 'thinking' block"),
+        ([START, block(0, {"type": "tool_use", "name": "read_file", "input": {}})], "has no 'id'"),
+        (
+            [START, {"type": "error", "error": {"type": "overloaded_error"}}],
+            "an error from the server",
+        ),
+        ([START, *end("end_turn"), text(0)], "arrived after message_stop"),
+        ([START, START], "a second message_start"),
+    ],
+)
 def test_an_event_that_breaks_the_format_is_named_and_the_rest_is_ignored(events, problem):
     turn, _ = assemble(events + [text(9), delta(9, text="ignored"), stop(9), *end("end_turn")])
     assert problem in turn.problem, turn.problem
@@ -90,8 +147,17 @@ def test_an_event_that_breaks_the_format_is_named_and_the_rest_is_ignored(events
 
 
 def test_pings_and_event_types_it_does_not_know_carry_nothing():
-    turn, _ = assemble([START, {"type": "ping"}, text(0), {"type": "future_event", "x": 1},
-                        delta(0, text="ok"), stop(0), *end("end_turn")])
+    turn, _ = assemble(
+        [
+            START,
+            {"type": "ping"},
+            text(0),
+            {"type": "future_event", "x": 1},
+            delta(0, text="ok"),
+            stop(0),
+            *end("end_turn"),
+        ]
+    )
     assert (turn.problem, turn.text) == (None, "ok")
 
 
@@ -101,12 +167,18 @@ def test_empty_text_blocks_are_left_out_of_the_message_the_api_would_refuse_them
 
 
 def test_a_turns_results_go_back_together_in_one_user_message_of_tool_result_blocks():
-    turn, _ = assemble([START, tool(0), stop(0), tool(1, "toolu_b", "run_tests"), stop(1),
-                        *end("tool_use")])
+    turn, _ = assemble(
+        [START, tool(0), stop(0), tool(1, "toolu_b", "run_tests"), stop(1), *end("tool_use")]
+    )
     assert ANTHROPIC.tool_results(turn.calls, [{"a": 1}, {"exit_code": 0}]) == [
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_a", "content": '{"a": 1}'},
-            {"type": "tool_result", "tool_use_id": "toolu_b", "content": '{"exit_code": 0}'}]}]
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": '{"a": 1}'},
+                {"type": "tool_result", "tool_use_id": "toolu_b", "content": '{"exit_code": 0}'},
+            ],
+        }
+    ]
     assert ANTHROPIC.tool_results([], []) == []
 
 
@@ -115,9 +187,18 @@ def AnthropicChat(*turns):
 
 
 def test_the_loop_keeps_the_system_prompt_first_and_sends_the_results_as_one_user_message():
-    chat = AnthropicChat([START, tool(0, name="echo"), delta(0, partial_json='{"n": "1"}'), stop(0),
-                          tool(1, "toolu_b", "echo"), stop(1), *end("tool_use")],
-                         [START, text(0), delta(0, text="done"), stop(0), *end("end_turn")])
+    chat = AnthropicChat(
+        [
+            START,
+            tool(0, name="echo"),
+            delta(0, partial_json='{"n": "1"}'),
+            stop(0),
+            tool(1, "toolu_b", "echo"),
+            stop(1),
+            *end("tool_use"),
+        ],
+        [START, text(0), delta(0, text="done"), stop(0), *end("end_turn")],
+    )
     events = list(agent_events(chat, FakeTools(), "task"))
     assert events[-1]["reason"] == "assistant_finished" and events[-1]["tool_calls"] == 2
     second = chat.requests[1]
@@ -127,11 +208,15 @@ def test_the_loop_keeps_the_system_prompt_first_and_sends_the_results_as_one_use
 
 def test_the_loop_refuses_a_turn_cut_by_max_tokens_and_runs_nothing():
     tools = FakeTools()
-    chat = AnthropicChat([START, tool(0, name="echo"), delta(0, partial_json="{}"), stop(0),
-                          *end("max_tokens")])
+    chat = AnthropicChat(
+        [START, tool(0, name="echo"), delta(0, partial_json="{}"), stop(0), *end("max_tokens")]
+    )
     stop_event = list(agent_events(chat, tools, "task"))[-1]
     assert (stop_event["reason"], stop_event["tool_calls"], tools.calls) == (
-        "incomplete_model_turn", 0, [])
+        "incomplete_model_turn",
+        0,
+        [],
+    )
 
 
 def seconds_to_assemble(fragments: int) -> float:

@@ -5,8 +5,16 @@ import json
 
 import pytest
 
-from labkit.harness.budget import (COMPACTED_NOTE, Budget, compact, head_and_tail, measure, numbered_lines,
-                           order_problems, request_sizes)
+from labkit.harness.budget import (
+    COMPACTED_NOTE,
+    Budget,
+    compact,
+    head_and_tail,
+    measure,
+    numbered_lines,
+    order_problems,
+    request_sizes,
+)
 
 
 def test_short_text_is_returned_unchanged():
@@ -62,41 +70,73 @@ def test_measure_counts_characters_per_kind_tool_calls_included():
     messages = [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "task!"},
-        {"role": "assistant", "content": "", "thinking": "hmm",
-         "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "thinking": "hmm",
+            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}],
+        },
         {"role": "tool", "tool_name": "read_file", "content": "0123456789"},
         {"role": "assistant", "content": "done."},
     ]
     call = '{"name": "read_file", "arguments": {"path": "a.py"}}'
-    assert measure(messages) == {"system": 3, "user": 5, "assistant": 5, "thinking": 3,
-                                 "tool_calls": len(call), "tool": 10,
-                                 "total": 3 + 5 + 5 + 3 + len(call) + 10}
+    assert measure(messages) == {
+        "system": 3,
+        "user": 5,
+        "assistant": 5,
+        "thinking": 3,
+        "tool_calls": len(call),
+        "tool": 10,
+        "total": 3 + 5 + 5 + 3 + len(call) + 10,
+    }
 
 
 def test_request_sizes_reads_prompt_tokens_where_the_final_chunk_has_them():
     def turn(messages, final):
-        return {"request": {"messages": messages, "tools": []},
-                "chunks": [{"at": 0.1, "chunk": {"message": {"content": ""}, "done": False}},
-                           {"at": 0.2, "chunk": final}]}
+        return {
+            "request": {"messages": messages, "tools": []},
+            "chunks": [
+                {"at": 0.1, "chunk": {"message": {"content": ""}, "done": False}},
+                {"at": 0.2, "chunk": final},
+            ],
+        }
+
     system = {"role": "system", "content": "s" * 10}
     user = {"role": "user", "content": "u" * 4}
-    recording = {"turns": [turn([system, user], {"done": True, "prompt_eval_count": 57}),
-                           turn([system, user, {"role": "assistant", "content": "hi"}],
-                                {"done": True})]}
+    recording = {
+        "turns": [
+            turn([system, user], {"done": True, "prompt_eval_count": 57}),
+            turn([system, user, {"role": "assistant", "content": "hi"}], {"done": True}),
+        ]
+    }
     rows = request_sizes(recording)
     assert [(r["request"], r["total"], r["prompt_tokens"]) for r in rows] == [
-        (1, 14, 57), (2, 16, None)]
+        (1, 14, 57),
+        (2, 16, None),
+    ]
 
 
 def conversation(*results):
     """system, user, then one assistant call and its result per item of ``results``."""
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "TASK"}]
     for number, result in enumerate(results, start=1):
-        messages.append({"role": "assistant", "content": "",
-                         "tool_calls": [{"id": f"call_{number}", "function": {
-                             "name": "read_file", "arguments": {}}}]})
-        messages.append({"role": "tool", "tool_name": "read_file", "tool_call_id": f"call_{number}",
-                         "content": result})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"call_{number}", "function": {"name": "read_file", "arguments": {}}}
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_name": "read_file",
+                "tool_call_id": f"call_{number}",
+                "content": result,
+            }
+        )
     return messages
 
 
@@ -104,8 +144,16 @@ def test_compaction_replaces_the_oldest_results_first_and_keeps_the_newest():
     messages = conversation("a" * 1000, "b" * 1000, "c" * 1000)
     compacted = compact(messages, 2500)
     note = json.dumps({"note": COMPACTED_NOTE.format(name="read_file", size=1000)})
-    assert [m.get("content") for m in compacted] == ["S", "TASK", "", note, "", "b" * 1000,
-                                                     "", "c" * 1000]
+    assert [m.get("content") for m in compacted] == [
+        "S",
+        "TASK",
+        "",
+        note,
+        "",
+        "b" * 1000,
+        "",
+        "c" * 1000,
+    ]
     assert messages[3]["content"] == "a" * 1000, "the input was changed in place"
 
 
@@ -113,9 +161,15 @@ def test_compaction_keeps_every_message_in_place_with_its_id():
     messages = conversation("a" * 1000, "b" * 1000, "c" * 1000)
     compacted = compact(messages, 10)  # cannot be met: everything but the newest goes
     assert [(m["role"], m.get("tool_call_id")) for m in compacted] == [
-        ("system", None), ("user", None),
-        ("assistant", None), ("tool", "call_1"), ("assistant", None), ("tool", "call_2"),
-        ("assistant", None), ("tool", "call_3")]
+        ("system", None),
+        ("user", None),
+        ("assistant", None),
+        ("tool", "call_1"),
+        ("assistant", None),
+        ("tool", "call_2"),
+        ("assistant", None),
+        ("tool", "call_3"),
+    ]
     assert compacted[-1]["content"] == "c" * 1000
     assert "compacted" in compacted[3]["content"] and "compacted" in compacted[5]["content"]
     assert order_problems(compacted) == []
@@ -132,8 +186,9 @@ def test_keep_last_protects_that_many_turns():
     messages = conversation("a" * 1000, "b" * 1000, "c" * 1000)
     kept = compact(messages, 10, keep_last=2)
     assert [m["content"][:1] for m in kept if m["role"] == "tool"] == ["{", "b", "c"]
-    assert [m["content"][:1] for m in compact(messages, 10, keep_last=0)
-            if m["role"] == "tool"] == ["{", "{", "{"]
+    assert [
+        m["content"][:1] for m in compact(messages, 10, keep_last=0) if m["role"] == "tool"
+    ] == ["{", "{", "{"]
 
 
 def test_order_problems_catches_what_a_broken_compaction_does():
@@ -146,15 +201,20 @@ def test_order_problems_catches_what_a_broken_compaction_does():
     wrong_id = [dict(m) for m in good]
     wrong_id[3]["tool_call_id"] = "call_9"
     assert order_problems(wrong_id) == [
-        "message 3: tool_call_id 'call_9' pairs with no call of its turn (['call_1'])"]
+        "message 3: tool_call_id 'call_9' pairs with no call of its turn (['call_1'])"
+    ]
     assert order_problems(good[1:])[0].startswith("the conversation must start with system")
 
 
 def test_numbered_lines_gives_a_slice_with_line_numbers_and_the_total():
     text = "".join(f"line {n}\n" for n in range(1, 13))
     assert numbered_lines("f.py", text, offset=9, limit=3) == {
-        "path": "f.py", "first_line": 9, "last_line": 11, "total_lines": 12,
-        "content": " 9\tline 9\n10\tline 10\n11\tline 11\n"}
+        "path": "f.py",
+        "first_line": 9,
+        "last_line": 11,
+        "total_lines": 12,
+        "content": " 9\tline 9\n10\tline 10\n11\tline 11\n",
+    }
     assert numbered_lines("f.py", text, offset=12, limit=50)["content"] == "12\tline 12\n"
 
 
@@ -173,8 +233,9 @@ def test_numbered_lines_refuses_bad_offsets_with_what_to_do():
 
 def test_an_earlier_marker_inside_the_kept_head_is_kept_as_it_was():
     text = "a" * 5 + OLD + "b" * 300  # 328 long: keep 35 a side, cut 258
-    assert head_and_tail(text, 100) == ("a" * 5 + OLD + "b" * 7
-                                        + "\n[labkit: 258 characters cut]\n" + "b" * 35)
+    assert head_and_tail(text, 100) == (
+        "a" * 5 + OLD + "b" * 7 + "\n[labkit: 258 characters cut]\n" + "b" * 35
+    )
 
 
 def test_the_budget_hook_compacts_only_once_the_budget_is_passed_and_logs_each_request():
@@ -193,7 +254,8 @@ def test_the_budget_hook_compacts_only_once_the_budget_is_passed_and_logs_each_r
     assert budget.log == [
         {"request": 1, "before": 5 + call + 1000, "after": 5 + call + 1000, "replaced": 0},
         {"request": 2, "before": 5 + 3 * call + 3000, "after": after, "replaced": 1},
-        {"request": 3, "before": after, "after": after, "replaced": 0}]
+        {"request": 3, "before": after, "after": after, "replaced": 0},
+    ]
     assert big[3]["content"] == "a" * 1000  # the loop's own list is left as it was
 
 
@@ -205,16 +267,22 @@ def test_a_budget_is_whole_numbers(arguments):
 
 
 def test_ollama_results_carry_no_id_and_pair_with_the_calls_in_order():
-    calls = [{"id": "call_a", "function": {"name": "read_file", "arguments": {}}},
-             {"id": "call_b", "function": {"name": "run_tests", "arguments": {}}}]
-    start = [{"role": "system", "content": "S"}, {"role": "user", "content": "T"},
-             {"role": "assistant", "content": "", "tool_calls": calls}]
+    calls = [
+        {"id": "call_a", "function": {"name": "read_file", "arguments": {}}},
+        {"id": "call_b", "function": {"name": "run_tests", "arguments": {}}},
+    ]
+    start = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "T"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+    ]
     read = {"role": "tool", "tool_name": "read_file", "content": "{}"}
     tests = {"role": "tool", "tool_name": "run_tests", "content": "{}"}
     assert order_problems(start + [read, tests]) == []
     assert order_problems(start + [tests, read]) == [
         "message 3: a result of 'run_tests' where call 1 of its turn was 'read_file'",
-        "message 4: a result of 'read_file' where call 2 of its turn was 'run_tests'"]
+        "message 4: a result of 'read_file' where call 2 of its turn was 'run_tests'",
+    ]
 
 
 def test_a_call_left_without_its_result_is_a_problem():

@@ -10,8 +10,8 @@ import typing
 from pathlib import Path
 
 import pytest
-
 from conftest import FakeTools, ListChat, final_text_turn
+
 from labkit import failure_cases, load_recording, run_case
 from labkit.harness import EVENT_TYPES, STOP_REASONS, Chat, RepoTools, Tools, agent_events
 from labkit.harness.gate import Gate, Policy
@@ -24,10 +24,16 @@ HARNESS = Path(agent_events.__code__.co_filename).parent
 
 def chats(tmp_path):
     repair = load_recording("repair.json")
-    return [OllamaModel(host="http://127.0.0.1:9"), ReplayModel(repair), ScriptedChat([]),
-            CapturingChat(ReplayModel(repair)), ListChat(), lambda messages, tool_schemas: iter(()),
-            OpenAIModel("m", base_url="http://127.0.0.1:9/v1"),
-            AnthropicModel("m", base_url="http://127.0.0.1:9")]
+    return [
+        OllamaModel(host="http://127.0.0.1:9"),
+        ReplayModel(repair),
+        ScriptedChat([]),
+        CapturingChat(ReplayModel(repair)),
+        ListChat(),
+        lambda messages, tool_schemas: iter(()),
+        OpenAIModel("m", base_url="http://127.0.0.1:9/v1"),
+        AnthropicModel("m", base_url="http://127.0.0.1:9"),
+    ]
 
 
 @pytest.mark.parametrize("index", range(8))
@@ -67,7 +73,9 @@ def conforms(event: dict) -> str | None:
             if value not in typing.get_args(hint):
                 return f"{event['type']}.{key} is {value!r}, not one of {typing.get_args(hint)}"
         elif origin is types.UnionType:
-            if not isinstance(value, tuple(typing.get_origin(a) or a for a in typing.get_args(hint))):
+            if not isinstance(
+                value, tuple(typing.get_origin(a) or a for a in typing.get_args(hint))
+            ):
                 return f"{event['type']}.{key} is a {type(value).__name__}, described as {hint}"
         elif not isinstance(value, origin or hint) or isinstance(value, bool) and hint is not bool:
             return f"{event['type']}.{key} is a {type(value).__name__}, described as {hint}"
@@ -79,15 +87,22 @@ def runs():
     found = [events for events, _ in map(run_case, failure_cases().values())]
     repair = load_recording("repair.json")
     from labkit import sample_copy
+
     with sample_copy() as root:
         found.append(list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"])))
-        found.append(list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"],
-                                       max_turns=1)))
+        found.append(
+            list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"], max_turns=1))
+        )
     found.append(list(agent_events(ListChat(final_text_turn("done.")), FakeTools(), "task")))
     gate = Gate(Policy(tools={"read_file": "allow"}, default="deny"))
     with sample_copy() as root:
-        found.append(list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"],
-                                       gate=gate, max_turns=3)))
+        found.append(
+            list(
+                agent_events(
+                    ReplayModel(repair), RepoTools(root), repair["task"], gate=gate, max_turns=3
+                )
+            )
+        )
     return found
 
 
@@ -100,8 +115,9 @@ def test_every_event_of_every_kind_is_what_its_typed_description_says():
         seen_reasons.add(events[-1]["reason"])
     assert seen_types == set(EVENT_TYPES)
     assert seen_reasons == set(STOP_REASONS)
-    assert set(typing.get_args(typing.get_type_hints(EVENT_TYPES["stopped"])["reason"])) == \
-        set(STOP_REASONS)
+    assert set(typing.get_args(typing.get_type_hints(EVENT_TYPES["stopped"])["reason"])) == set(
+        STOP_REASONS
+    )
 
 
 def test_the_checker_catches_an_event_that_breaks_its_description():
@@ -109,8 +125,17 @@ def test_the_checker_catches_an_event_that_breaks_its_description():
     assert conforms(good) is None
     assert "keys" in conforms({**good, "extra": 1})
     assert "turn is a bool" in conforms({**good, "turn": True})
-    assert "not one of" in conforms({"type": "stopped", "time": 1.0, "reason": "bored",
-                                     "turns": 1, "tool_calls": 0, "detail": "", "messages": []})
+    assert "not one of" in conforms(
+        {
+            "type": "stopped",
+            "time": 1.0,
+            "reason": "bored",
+            "turns": 1,
+            "tool_calls": 0,
+            "detail": "",
+            "messages": [],
+        }
+    )
 
 
 def imports_of(path: Path):

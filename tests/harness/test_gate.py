@@ -7,68 +7,105 @@ import threading
 import pytest
 from conftest import call, wait_until
 
-from labkit.harness.gate import (Answers, Gate, Policy, Rule, allow, ask, check, check_command,
-                         commands_in, deny, describe)
+from labkit.harness.gate import (
+    Answers,
+    Gate,
+    Policy,
+    Rule,
+    allow,
+    ask,
+    check,
+    check_command,
+    commands_in,
+    deny,
+    describe,
+)
 
-POLICY = Policy([allow("python -m pytest *"), allow("pytest *"), allow("pytest"),
-                 allow("echo *"), allow("ls"), ask("git *"), deny("git push *"), deny("rm *")],
-                tools={"read_file": "allow", "replace_text": "ask"})
+POLICY = Policy(
+    [
+        allow("python -m pytest *"),
+        allow("pytest *"),
+        allow("pytest"),
+        allow("echo *"),
+        allow("ls"),
+        ask("git *"),
+        deny("git push *"),
+        deny("rm *"),
+    ],
+    tools={"read_file": "allow", "replace_text": "ask"},
+)
 
 
 def action(command):
     return check_command(POLICY, command).action
 
 
-@pytest.mark.parametrize("command, expected", [
-    (["pytest"], "allow"),
-    (["pytest", "-q", "tests"], "allow"),
-    (["python", "-m", "pytest", "-x"], "allow"),
-    (["python", "-m", "pip", "install", "x"], "ask"),  # no rule: the default
-    (["ls"], "allow"),
-    (["ls", "-la", "/"], "ask"),           # 'ls' without '*' is exactly 'ls'
-    (["git", "status"], "ask"),
-    (["git", "push", "--force"], "deny"),  # deny beats the ask both rules give
-    (["rm", "-rf", "."], "deny"),
-])
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        (["pytest"], "allow"),
+        (["pytest", "-q", "tests"], "allow"),
+        (["python", "-m", "pytest", "-x"], "allow"),
+        (["python", "-m", "pip", "install", "x"], "ask"),  # no rule: the default
+        (["ls"], "allow"),
+        (["ls", "-la", "/"], "ask"),  # 'ls' without '*' is exactly 'ls'
+        (["git", "status"], "ask"),
+        (["git", "push", "--force"], "deny"),  # deny beats the ask both rules give
+        (["rm", "-rf", "."], "deny"),
+    ],
+)
 def test_rules_match_word_by_word_and_the_strictest_wins(command, expected):
     assert action(command) == expected
 
 
-@pytest.mark.parametrize("command", [
-    ["pytest-evil"], ["./pytest"], ["pytestx", "-q"], ["PYTEST"], ["python", "-m", "pytest_x"],
-    ["echopytest"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["pytest-evil"],
+        ["./pytest"],
+        ["pytestx", "-q"],
+        ["PYTEST"],
+        ["python", "-m", "pytest_x"],
+        ["echopytest"],
+    ],
+)
 def test_a_substring_or_a_look_alike_of_an_allowed_program_is_not_allowed(command):
     assert action(command) == "ask"
 
 
-@pytest.mark.parametrize("text, parts", [
-    ("pytest; rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("pytest && rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("pytest || rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("pytest | rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("pytest & rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("pytest\nrm -rf .", [("pytest",), ("rm", "-rf", ".")]),
-    ("echo $(rm -rf .)", [("rm", "-rf", "."), ("echo", "$(rm -rf .)")]),
-    ("echo `rm -rf .`", [("rm", "-rf", "."), ("echo", "`rm -rf .`")]),
-    ('echo "$(rm -rf .)"', [("rm", "-rf", "."), ("echo", "$(rm -rf .)")]),
-    ("(cd /; rm -rf .)", [("cd", "/"), ("rm", "-rf", ".")]),
-    ("if pytest; then rm -rf .; fi", [("pytest",), ("rm", "-rf", ".")]),
-])
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        ("pytest; rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("pytest && rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("pytest || rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("pytest | rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("pytest & rm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("pytest\nrm -rf .", [("pytest",), ("rm", "-rf", ".")]),
+        ("echo $(rm -rf .)", [("rm", "-rf", "."), ("echo", "$(rm -rf .)")]),
+        ("echo `rm -rf .`", [("rm", "-rf", "."), ("echo", "`rm -rf .`")]),
+        ('echo "$(rm -rf .)"', [("rm", "-rf", "."), ("echo", "$(rm -rf .)")]),
+        ("(cd /; rm -rf .)", [("cd", "/"), ("rm", "-rf", ".")]),
+        ("if pytest; then rm -rf .; fi", [("pytest",), ("rm", "-rf", ".")]),
+    ],
+)
 def test_a_chained_command_is_split_into_every_command_it_runs(text, parts):
     assert [part.words for part in commands_in(text)] == parts
     verdict = check_command(POLICY, text)
     assert verdict.action == "deny" and verdict.rule == "deny rm *"
 
 
-@pytest.mark.parametrize("text, parts", [
-    ("echo 'a; rm -rf .'", [("echo", "a; rm -rf .")]),
-    ('echo "a && b"', [("echo", "a && b")]),
-    ("echo a\\;rm", [("echo", "a;rm")]),
-    ("echo '$(rm -rf .)'", [("echo", "$(rm -rf .)")]),
-    ("pytest # ; rm -rf .", [("pytest",)]),
-    ("pytest \\\nrm -rf .", [("pytest", "rm", "-rf", ".")]),  # a continued line: one command
-])
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        ("echo 'a; rm -rf .'", [("echo", "a; rm -rf .")]),
+        ('echo "a && b"', [("echo", "a && b")]),
+        ("echo a\\;rm", [("echo", "a;rm")]),
+        ("echo '$(rm -rf .)'", [("echo", "$(rm -rf .)")]),
+        ("pytest # ; rm -rf .", [("pytest",)]),
+        ("pytest \\\nrm -rf .", [("pytest", "rm", "-rf", ".")]),  # a continued line: one command
+    ],
+)
 def test_quoted_operators_are_plain_text(text, parts):
     assert [part.words for part in commands_in(text)] == parts
     assert check_command(POLICY, text).action == "allow"
@@ -83,26 +120,42 @@ def test_redirections_are_commands_of_their_own_that_must_be_allowed():
     assert check_command(strict, "pytest >> notes").action == "deny"
 
 
-@pytest.mark.parametrize("text", [
-    "echo $HOME", "echo ${HOME}", "echo *", "ls ~", "FOO=1 pytest", "PATH=/tmp pytest",
-    "echo $1", "echo {a,b}", "pytest $(true)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo $HOME",
+        "echo ${HOME}",
+        "echo *",
+        "ls ~",
+        "FOO=1 pytest",
+        "PATH=/tmp pytest",
+        "echo $1",
+        "echo {a,b}",
+        "pytest $(true)",
+    ],
+)
 def test_what_the_shell_expands_at_run_time_is_never_allowed_by_a_rule(text):
     assert action(text) == "ask"
 
 
 def test_an_argument_list_runs_no_shell_so_its_words_are_plain():
     assert [p.words for p in commands_in(["pytest;", "rm", "-rf", "."])] == [
-        ("pytest;", "rm", "-rf", ".")]
+        ("pytest;", "rm", "-rf", ".")
+    ]
     assert action(["pytest;", "rm", "-rf", "."]) == "ask"
     assert action(["echo", "$(rm -rf .)"]) == "allow"  # prints the text: nothing expands it
 
 
-@pytest.mark.parametrize("command", [
-    ["sh", "-c", "pytest; rm -rf ."], ["bash", "-c", "pytest && rm -rf ."],
-    ["/bin/sh", "-c", "rm -rf ."], ["bash", "-lc", "echo ok; rm -rf ."],
-    ["sh", "-e", "-c", "rm -rf ."],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "pytest; rm -rf ."],
+        ["bash", "-c", "pytest && rm -rf ."],
+        ["/bin/sh", "-c", "rm -rf ."],
+        ["bash", "-lc", "echo ok; rm -rf ."],
+        ["sh", "-e", "-c", "rm -rf ."],
+    ],
+)
 def test_a_shell_given_a_script_is_judged_by_the_scripts_commands(command):
     verdict = check_command(POLICY, command)
     assert verdict.action == "deny" and verdict.rule == "deny rm *"
@@ -113,8 +166,10 @@ def test_a_shell_running_a_script_file_is_judged_as_itself():
     assert action(["sh", "-c", "pytest"]) == "allow"
 
 
-@pytest.mark.parametrize("text", ["echo 'open", 'echo "open', "echo $(open", "echo `open",
-                                  "(pytest", "pytest)", "echo ${open"])
+@pytest.mark.parametrize(
+    "text",
+    ["echo 'open", 'echo "open', "echo $(open", "echo `open", "(pytest", "pytest)", "echo ${open"],
+)
 def test_a_command_the_gate_cannot_read_gets_the_default(text):
     verdict = check_command(POLICY, text)
     assert verdict.action == "ask" and "cannot be read" in verdict.reason
@@ -185,10 +240,18 @@ def test_a_denial_reads_the_same_whether_a_person_or_a_recorded_answer_gave_it()
     by_answer = Gate(POLICY, decide=Answers(["deny"])).review(*call)
     by_person = Gate(POLICY, decide=lambda command, verdict: "deny").review(*call)
     assert (by_answer.by, by_person.by) == ("answer", "person")
-    assert by_answer.tool_result() == by_person.tool_result() == {"error": (
-        "denied by the permission gate (by the person asked): `git status` matches the rule "
-        "'ask git *'. The command did not run; do not retry it, try another way or finish "
-        "with what you have.")}
+    assert (
+        by_answer.tool_result()
+        == by_person.tool_result()
+        == {
+            "error": (
+                "denied by the permission gate (by the person asked): `git status` matches "
+                "the rule "
+                "'ask git *'. The command did not run; do not retry it, try another way or finish "
+                "with what you have."
+            )
+        }
+    )
 
 
 def test_without_anyone_to_ask_an_ask_is_denied():
@@ -200,14 +263,22 @@ def test_without_anyone_to_ask_an_ask_is_denied():
 
 def test_a_denial_is_a_tool_result_the_model_can_read_and_the_event_says_everything():
     decision = Gate(POLICY).review("run_command", {"command": ["sh", "-c", "pytest; rm -rf ."]})
-    assert decision.tool_result() == {"error": (
-        "denied by the permission gate (by the policy): `rm -rf .` matches the rule "
-        "'deny rm *'. The command did not run; do not retry it, try another way or finish "
-        "with what you have.")}
+    assert decision.tool_result() == {
+        "error": (
+            "denied by the permission gate (by the policy): `rm -rf .` matches the rule "
+            "'deny rm *'. The command did not run; do not retry it, try another way or finish "
+            "with what you have."
+        )
+    }
     assert decision.event_fields() == {
-        "command": "sh -c 'pytest; rm -rf .'", "verdict": "deny", "decision": "deny",
-        "by": "policy", "rule": "deny rm *", "reason": "`rm -rf .` matches the rule 'deny rm *'",
-        "parts": [["pytest"], ["rm", "-rf", "."]]}
+        "command": "sh -c 'pytest; rm -rf .'",
+        "verdict": "deny",
+        "decision": "deny",
+        "by": "policy",
+        "rule": "deny rm *",
+        "reason": "`rm -rf .` matches the rule 'deny rm *'",
+        "parts": [["pytest"], ["rm", "-rf", "."]],
+    }
 
 
 def asked_in_a_worker(panel, command, verdict):
@@ -220,11 +291,13 @@ def asked_in_a_worker(panel, command, verdict):
 
 def test_the_approval_panel_shows_the_exact_command_and_takes_the_first_click_only():
     from labkit.lessons.gate_widget import ApprovalPanel
+
     panel = ApprovalPanel(wait=30)
     assert panel.approve.disabled and panel.refuse.disabled  # nothing asked yet: nothing to click
     panel.approve.click()
-    worker, answers = asked_in_a_worker(panel, "git status '<b>x</b>'",
-                                        check_command(POLICY, ["git", "status"]))
+    worker, answers = asked_in_a_worker(
+        panel, "git status '<b>x</b>'", check_command(POLICY, ["git", "status"])
+    )
     wait_until(lambda: not panel.approve.disabled)
     assert "<pre>git status &#x27;&lt;b&gt;x&lt;/b&gt;&#x27;</pre>" in panel.question.value
     assert "has not run" in panel.status.value
@@ -238,16 +311,23 @@ def test_the_approval_panel_shows_the_exact_command_and_takes_the_first_click_on
 
 def test_a_question_left_unanswered_is_denied():
     from labkit.lessons.gate_widget import ApprovalPanel
+
     panel = ApprovalPanel(wait=0.2)
-    worker, answers = asked_in_a_worker(panel, "git status", check_command(POLICY, ["git", "status"]))
+    worker, answers = asked_in_a_worker(
+        panel, "git status", check_command(POLICY, ["git", "status"])
+    )
     worker.join(5)
     assert answers == [None] and "no answer within 0.2 s" in panel.status.value
-    assert not Gate(POLICY, decide=lambda command, verdict: None).review(
-        "run_command", {"command": ["git", "status"]}).allowed
+    assert (
+        not Gate(POLICY, decide=lambda command, verdict: None)
+        .review("run_command", {"command": ["git", "status"]})
+        .allowed
+    )
 
 
 def test_the_panel_refuses_to_wait_on_the_cells_own_thread():
     from labkit.lessons.gate_widget import ApprovalPanel
+
     with pytest.raises(RuntimeError, match="worker thread"):
         ApprovalPanel()("git status", check_command(POLICY, ["git", "status"]))
 
@@ -255,9 +335,14 @@ def test_the_panel_refuses_to_wait_on_the_cells_own_thread():
 def test_an_approval_lets_the_command_run_in_the_background_and_the_log_says_so():
     from labkit import PlannedTurn, ScriptedChat
     from labkit.lessons.gate_widget import ApprovalPanel
+
     panel = ApprovalPanel(wait=30)
-    chat = ScriptedChat([PlannedTurn(tool_calls=[call("run_command", command=["echo", "hello"])]),
-                         PlannedTurn(content="It said hello.")])
+    chat = ScriptedChat(
+        [
+            PlannedTurn(tool_calls=[call("run_command", command=["echo", "hello"])]),
+            PlannedTurn(content="It said hello."),
+        ]
+    )
     worker = panel.start(chat, Gate(Policy([]), decide=panel))
     wait_until(lambda: not panel.approve.disabled)
     assert "<pre>echo hello</pre>" in panel.question.value

@@ -19,8 +19,10 @@ def stop_of(events):
 def test_first_request_is_system_prompt_then_task():
     chat = ListChat(final_text_turn("done"))
     run(chat, task="repair the thing")
-    assert chat.requests[0] == [{"role": "system", "content": SYSTEM_PROMPT},
-                                {"role": "user", "content": "repair the thing"}]
+    assert chat.requests[0] == [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "repair the thing"},
+    ]
 
 
 def test_final_text_stops_with_assistant_finished_and_streams_text_deltas():
@@ -38,8 +40,11 @@ def test_tool_results_are_in_the_next_request_in_order_one_message_per_call():
     second_request = chat.requests[1]
     assert [m["role"] for m in second_request] == ["system", "user", "assistant", "tool", "tool"]
     assert second_request[2]["tool_calls"] == [call("first", n="1"), call("second", n="2")]
-    assert second_request[3] == {"role": "tool", "tool_name": "first",
-                                 "content": json.dumps({"echo": "first", "n": "1"})}
+    assert second_request[3] == {
+        "role": "tool",
+        "tool_name": "first",
+        "content": json.dumps({"echo": "first", "n": "1"}),
+    }
     assert second_request[4]["tool_name"] == "second"
     kinds = [e["type"] for e in events]
     assert kinds.count("tool_start") == 2 and kinds.count("model_start") == 2
@@ -76,13 +81,19 @@ def test_non_object_arguments_make_the_turn_malformed_and_run_nothing():
 
 
 def test_empty_reply_stops_with_empty_response():
-    assert stop_of(run(ListChat([chunk(thinking="hmm"), chunk(done=True)])))["reason"] == "empty_response"
+    assert (
+        stop_of(run(ListChat([chunk(thinking="hmm"), chunk(done=True)])))["reason"]
+        == "empty_response"
+    )
 
 
-@pytest.mark.parametrize("chunks, detail", [
-    ([chunk("half a"), chunk(tool_calls=[call("echo")])], "without a 'done'"),
-    ([chunk(tool_calls=[call("echo")]), chunk(done=True, done_reason="length")], "length"),
-])
+@pytest.mark.parametrize(
+    "chunks, detail",
+    [
+        ([chunk("half a"), chunk(tool_calls=[call("echo")])], "without a 'done'"),
+        ([chunk(tool_calls=[call("echo")]), chunk(done=True, done_reason="length")], "length"),
+    ],
+)
 def test_unfinished_turns_run_no_tool(chunks, detail):
     tools = FakeTools()
     stop = stop_of(run(ListChat(chunks), tools))
@@ -101,6 +112,7 @@ def test_malformed_turn_runs_no_tool():
 def test_a_chat_that_raises_stops_with_model_error_and_its_text():
     def broken(messages, schemas):
         raise ConnectionError("server went away")
+
     stop = stop_of(run(broken))
     assert stop["reason"] == "model_error" and stop["error"] == "server went away"
 
@@ -138,6 +150,7 @@ def test_invalid_max_turns_is_refused_at_once(bad):
 
 # --- The loop's three plug-in points: the wire format, a gate and a budget -----------------
 
+
 class DenyEcho:
     """A gate that lets every call through but ``echo`` with n == "2"."""
 
@@ -153,12 +166,19 @@ class DenyEcho:
             allowed = False
 
             def event_fields(self):
-                return {"command": "echo 2", "verdict": "deny", "decision": "deny",
-                        "by": "policy", "rule": "deny echo 2", "reason": "two is refused",
-                        "parts": [["echo", "2"]]}
+                return {
+                    "command": "echo 2",
+                    "verdict": "deny",
+                    "decision": "deny",
+                    "by": "policy",
+                    "rule": "deny echo 2",
+                    "reason": "two is refused",
+                    "parts": [["echo", "2"]],
+                }
 
             def tool_result(self):
                 return {"error": "denied: two is refused"}
+
         return Denied()
 
 

@@ -29,6 +29,8 @@ def test_a_syntax_error_counts_as_a_failure():
 def test_pytest_summary_lines_are_parsed():
     assert parse_pytest_counts("..F.\n1 failed, 3 passed in 0.02s\n") == {"failed": 1, "passed": 3}
     assert parse_pytest_counts("== 4 passed, 1 warning in 61.2s (0:01:01) ==") == {
-        "passed": 4, "warning": 1}
+        "passed": 4,
+        "warning": 1,
+    }
     assert parse_pytest_counts("no summary here") == {}
     assert Checks(0, 4, 0).summary == "4 passed" and Checks(2, 0, 0).summary == "0 passed"

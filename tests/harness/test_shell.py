@@ -20,8 +20,9 @@ def python(code):
 
 
 def test_stdout_stderr_and_exit_code_come_back_apart(repo):
-    run = run_command(repo, python("import sys; print('out'); print('err', file=sys.stderr); "
-                                   "sys.exit(3)"))
+    run = run_command(
+        repo, python("import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)")
+    )
     assert (run.exit_code, run.stdout, run.stderr, run.timed_out) == (3, "out\n", "err\n", False)
 
 
@@ -39,8 +40,10 @@ def test_a_cd_in_one_call_does_not_move_the_next(repo):
 def test_arguments_reach_the_program_untouched_by_any_shell(repo):
     words = ["; rm -rf .", "$(id)", "`id`", "*", "a && b", "> out", "~", "$HOME", "é😀"]
     run = run_command(repo, python("import sys, json; print(json.dumps(sys.argv[1:]))") + words)
-    assert run.stdout == ('["; rm -rf .", "$(id)", "`id`", "*", "a && b", "> out", "~", '
-                          '"$HOME", "\\u00e9\\ud83d\\ude00"]\n')
+    assert run.stdout == (
+        '["; rm -rf .", "$(id)", "`id`", "*", "a && b", "> out", "~", '
+        '"$HOME", "\\u00e9\\ud83d\\ude00"]\n'
+    )
     assert sorted(p.name for p in repo.iterdir()) == ["path_rules.py", "pytest.ini", "tests"]
 
 
@@ -56,21 +59,25 @@ def test_a_missing_program_says_there_is_no_shell(repo):
         run_command(repo, ["pytest; rm -rf ."])
 
 
-@pytest.mark.parametrize("command, error", [
-    ("python -m pytest", "list of strings, one per argument"),
-    ([], "non-empty list"),
-    (["python", 3], "must be a string, not int"),
-    (["python", "a\0b"], "NUL byte"),
-    ([""], "program name"),
-    (None, "non-empty list"),
-])
+@pytest.mark.parametrize(
+    "command, error",
+    [
+        ("python -m pytest", "list of strings, one per argument"),
+        ([], "non-empty list"),
+        (["python", 3], "must be a string, not int"),
+        (["python", "a\0b"], "NUL byte"),
+        ([""], "program name"),
+        (None, "non-empty list"),
+    ],
+)
 def test_a_malformed_command_is_refused_with_what_to_do(repo, command, error):
     with pytest.raises((TypeError, ValueError), match=error):
         run_command(repo, command)
 
 
-@pytest.mark.parametrize("timeout", [0, 0.5, MAX_TIMEOUT + 1, float("nan"), float("inf"), -1,
-                                     True, "10"])
+@pytest.mark.parametrize(
+    "timeout", [0, 0.5, MAX_TIMEOUT + 1, float("nan"), float("inf"), -1, True, "10"]
+)
 def test_a_timeout_outside_the_documented_bounds_is_refused(repo, timeout):
     with pytest.raises((TypeError, ValueError), match="timeout"):
         run_command(repo, ["true"], timeout=timeout)
@@ -90,16 +97,23 @@ def test_shell_tools_add_run_command_to_the_three_tools(repo):
         assert schema["function"]["parameters"]["additionalProperties"] is False
     tools = ShellTools(repo)
     assert tools.invoke("run_command", {"command": ["echo", "hi"]}) == {
-        "exit_code": 0, "timed_out": False, "stdout": "hi\n", "stderr": ""}
+        "exit_code": 0,
+        "timed_out": False,
+        "stdout": "hi\n",
+        "stderr": "",
+    }
     assert "def python_sources" in tools.invoke("read_file", {"path": "path_rules.py"})["content"]
 
 
-@pytest.mark.parametrize("arguments, error", [
-    ({}, "takes 'command'"),
-    ({"command": ["echo"], "shell": True}, "takes 'command'"),
-    (["echo"], "JSON object"),
-    ({"command": ["echo"], "timeout": 600}, "between 1 and 60"),
-])
+@pytest.mark.parametrize(
+    "arguments, error",
+    [
+        ({}, "takes 'command'"),
+        ({"command": ["echo"], "shell": True}, "takes 'command'"),
+        (["echo"], "JSON object"),
+        ({"command": ["echo"], "timeout": 600}, "between 1 and 60"),
+    ],
+)
 def test_shell_tools_refuse_malformed_arguments(repo, arguments, error):
     with pytest.raises((TypeError, ValueError), match=error):
         ShellTools(repo).invoke("run_command", arguments)

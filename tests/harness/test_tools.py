@@ -38,7 +38,9 @@ def test_replace_text_changes_the_source_only_when_old_occurs_once(repo):
         tools.invoke("replace_text", {"old": "PurePosixPath", "new": "x"})
     assert source.read_text() == original
     assert tools.invoke("replace_text", {"old": OLD_LINE, "new": NEW_LINE}) == {
-        "path": "path_rules.py", "replaced": 1}
+        "path": "path_rules.py",
+        "replaced": 1,
+    }
     assert NEW_LINE in source.read_text()
     assert run_checks(repo).summary == "4 passed"
 
@@ -54,24 +56,34 @@ def test_read_file_with_offset_or_limit_gives_numbered_lines_and_the_total(repo)
     whole = tools.invoke("read_file", {"path": "path_rules.py"})
     assert set(whole) == {"path", "content"}  # without them: the file as before
     part = tools.invoke("read_file", {"path": "tests/test_path_rules.py", "offset": 13, "limit": 2})
-    assert part == {"path": "tests/test_path_rules.py", "first_line": 13, "last_line": 14,
-                    "total_lines": 18,
-                    "content": "13\tdef test_backslash_names_are_accepted_and_normalised():\n"
-                               '14\t    assert python_sources(["src\\\\api\\\\routes.py"]) == '
-                               '["src/api/routes.py"]\n'}
+    assert part == {
+        "path": "tests/test_path_rules.py",
+        "first_line": 13,
+        "last_line": 14,
+        "total_lines": 18,
+        "content": "13\tdef test_backslash_names_are_accepted_and_normalised():\n"
+        '14\t    assert python_sources(["src\\\\api\\\\routes.py"]) == '
+        '["src/api/routes.py"]\n',
+    }
     rest = tools.invoke("read_file", {"path": "path_rules.py", "offset": 12})
-    assert rest["content"] == "12\t            selected.append(path.as_posix())\n13\t    return selected\n"
+    assert (
+        rest["content"]
+        == "12\t            selected.append(path.as_posix())\n13\t    return selected\n"
+    )
     head = tools.invoke("read_file", {"path": "path_rules.py", "limit": 1})
     assert (head["first_line"], head["last_line"], head["total_lines"]) == (1, 1, 13)
 
 
-@pytest.mark.parametrize("arguments, error", [
-    ({"offset": "6"}, "'offset' must be an integer"),
-    ({"limit": True}, "'limit' must be an integer"),
-    ({"offset": 0}, "at least 1"),
-    ({"offset": 14}, "past the end: path_rules.py has 13 lines"),
-    ({"limit": 500}, "at most 200"),
-])
+@pytest.mark.parametrize(
+    "arguments, error",
+    [
+        ({"offset": "6"}, "'offset' must be an integer"),
+        ({"limit": True}, "'limit' must be an integer"),
+        ({"offset": 0}, "at least 1"),
+        ({"offset": 14}, "past the end: path_rules.py has 13 lines"),
+        ({"limit": 500}, "at most 200"),
+    ],
+)
 def test_a_bad_offset_or_limit_is_refused_with_what_to_do(repo, arguments, error):
     with pytest.raises((TypeError, ValueError), match=error):
         RepoTools(repo).invoke("read_file", {"path": "path_rules.py", **arguments})

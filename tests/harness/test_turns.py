@@ -8,10 +8,21 @@ from labkit.harness.turns import MAX_CALL_DEPTH
 
 
 def test_text_and_thinking_are_joined_in_order_across_chunks():
-    turn = assemble_turn([chunk(thinking="Let me "), chunk(thinking="look."),
-                          chunk("Hel"), chunk("lo, "), chunk("world"), chunk(done=True)])
-    assert turn.message == {"role": "assistant", "content": "Hello, world",
-                            "thinking": "Let me look."}
+    turn = assemble_turn(
+        [
+            chunk(thinking="Let me "),
+            chunk(thinking="look."),
+            chunk("Hel"),
+            chunk("lo, "),
+            chunk("world"),
+            chunk(done=True),
+        ]
+    )
+    assert turn.message == {
+        "role": "assistant",
+        "content": "Hello, world",
+        "thinking": "Let me look.",
+    }
     assert turn.done and turn.done_reason == "stop" and turn.may_dispatch
     assert turn.chunks == 6
 
@@ -30,7 +41,9 @@ def test_a_stream_without_done_may_not_be_dispatched():
 
 
 def test_a_length_stop_may_not_be_dispatched():
-    turn = assemble_turn([chunk(tool_calls=[call("run_tests")]), chunk(done=True, done_reason="length")])
+    turn = assemble_turn(
+        [chunk(tool_calls=[call("run_tests")]), chunk(done=True, done_reason="length")]
+    )
     assert turn.done and turn.done_reason == "length" and not turn.may_dispatch
 
 
@@ -55,21 +68,27 @@ def test_malformed_chunks_are_named_and_stop_folding():
         assert "ignored" not in turn.message["content"]
 
 
-@pytest.mark.parametrize("arguments, kind", [('{"path": "x"}', "a string"), (["x"], "a list"),
-                                             (None, "missing or null"), (7, "a int")])
+@pytest.mark.parametrize(
+    "arguments, kind",
+    [('{"path": "x"}', "a string"), (["x"], "a list"), (None, "missing or null"), (7, "a int")],
+)
 def test_arguments_that_are_not_an_object_make_the_turn_malformed(arguments, kind):
     """Ollama always sends an object; the assembler neither parses nor repairs anything else."""
     odd = {"function": {"name": "read_file", "arguments": arguments}}
     turn = assemble_turn([chunk(tool_calls=[odd]), chunk(done=True)])
-    assert turn.problem == (f"chunk 1: the arguments of tool call 0 ('read_file') are {kind}, "
-                            "not a JSON object")
+    assert turn.problem == (
+        f"chunk 1: the arguments of tool call 0 ('read_file') are {kind}, not a JSON object"
+    )
     assert not turn.may_dispatch
 
 
 def test_a_turn_gives_a_read_only_message_that_equals_the_plain_one():
     turn = assemble_turn([chunk("hi", tool_calls=[call("read_file", path="x")]), chunk(done=True)])
-    assert turn.message == {"role": "assistant", "content": "hi",
-                            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "x"}}}]}
+    assert turn.message == {
+        "role": "assistant",
+        "content": "hi",
+        "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "x"}}}],
+    }
     with pytest.raises(TypeError, match="edit a copy"):
         turn.message["tool_calls"][0]["function"]["arguments"]["path"] = "../x"
     mine = copy.deepcopy(turn.message)  # an ordinary dict, to edit freely

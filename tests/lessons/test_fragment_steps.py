@@ -5,8 +5,8 @@ import copy
 import json
 
 import pytest
-
 from conftest import PROJECT_DIR, texts_with_class
+
 from labkit import ChunkStepper, load_recording
 from labkit.lessons.render import fragment_step_html, fragments_static_html
 from labkit.lessons.steps import FragmentSteps
@@ -26,10 +26,16 @@ def only(html, css_class):
 def pieces_of(provider, chunk):
     """The argument fragments a raw chunk carries, read straight from the wire shape."""
     if provider == "openai":
-        return "".join(entry.get("function", {}).get("arguments") or ""
-                       for choice in chunk["choices"]
-                       for entry in choice["delta"].get("tool_calls") or [])
-    return chunk.get("delta", {}).get("partial_json", "") if chunk["type"] == "content_block_delta" else ""
+        return "".join(
+            entry.get("function", {}).get("arguments") or ""
+            for choice in chunk["choices"]
+            for entry in choice["delta"].get("tool_calls") or []
+        )
+    return (
+        chunk.get("delta", {}).get("partial_json", "")
+        if chunk["type"] == "content_block_delta"
+        else ""
+    )
 
 
 def ends(provider, chunk):
@@ -54,7 +60,10 @@ def test_each_step_shows_the_arguments_so_far_and_json_loads_fails_until_they_ar
         assert arguments == [so_far]
         judged = only(html, "labkit-json-verdict")
         valid = so_far == whole
-        assert judged.startswith("json.loads gives" if valid else "json.loads fails here:"), (k, judged)
+        assert judged.startswith("json.loads gives" if valid else "json.loads fails here:"), (
+            k,
+            judged,
+        )
         if valid and first_valid is None:
             first_valid = k
         verdict = only(html, "labkit-dispatch")
@@ -64,11 +73,21 @@ def test_each_step_shows_the_arguments_so_far_and_json_loads_fails_until_they_ar
     assert first_valid < len(steps)  # whole JSON before the end, and still the loop waits
 
 
-@pytest.mark.parametrize("provider, cut, words", [
-    ("openai", lambda chunk: chunk["choices"][0].update(finish_reason="length"),
-     "refused: the reply was cut by the output-length limit (finish_reason 'length')"),
-    ("anthropic", lambda chunk: chunk["delta"].update(stop_reason="max_tokens"),
-     "refused: the reply was cut by the output-length limit (stop_reason 'max_tokens')")])
+@pytest.mark.parametrize(
+    "provider, cut, words",
+    [
+        (
+            "openai",
+            lambda chunk: chunk["choices"][0].update(finish_reason="length"),
+            "refused: the reply was cut by the output-length limit (finish_reason 'length')",
+        ),
+        (
+            "anthropic",
+            lambda chunk: chunk["delta"].update(stop_reason="max_tokens"),
+            "refused: the reply was cut by the output-length limit (stop_reason 'max_tokens')",
+        ),
+    ],
+)
 def test_a_length_cut_is_refused_at_the_last_step_whatever_the_json(provider, cut, words):
     turn = copy.deepcopy(turn_of(provider, 1))
     ending = -1 if provider == "openai" else -2  # the finish chunk; message_delta
@@ -85,7 +104,8 @@ def test_a_stream_that_stops_early_is_refused_at_its_last_chunk():
     steps = FragmentSteps(turn, "openai")
     assert only(fragment_step_html(steps.step(3)), "labkit-dispatch").startswith("not yet")
     assert only(fragment_step_html(steps.step(4)), "labkit-dispatch").startswith(
-        "refused: the stream ended before the choice's finish_reason arrived")
+        "refused: the stream ended before the choice's finish_reason arrived"
+    )
 
 
 def test_text_is_escaped_and_the_wire_event_shown_as_it_came():
@@ -94,8 +114,10 @@ def test_text_is_escaped_and_the_wire_event_shown_as_it_came():
     html = fragment_step_html(steps.step(4))
     assert only(html, "labkit-wire") == turn["chunks"][3]["line"]
     assert only(html, "labkit-assembled-text") == "".join(
-        e["chunk"]["delta"]["text"] for e in turn["chunks"][:4]
-        if e["chunk"]["type"] == "content_block_delta")
+        e["chunk"]["delta"]["text"]
+        for e in turn["chunks"][:4]
+        if e["chunk"]["type"] == "content_block_delta"
+    )
     odd = [{"choices": [{"index": 0, "delta": {"content": "<b>&"}, "finish_reason": "stop"}]}]
     html = fragment_step_html(FragmentSteps(odd, "openai").step(1))
     assert "&lt;b&gt;&amp;" in html and "<b>&" not in html
@@ -118,6 +140,7 @@ def test_the_widget_steps_an_openai_turn_and_keeps_a_static_view():
     stepper.slider.value = stepper.slider.max
     assert only(stepper.view.value, "labkit-dispatch").startswith("may dispatch")
     bundle = stepper._repr_mimebundle_()
-    assert bundle["text/plain"].startswith(f"ChunkStepper: {len(turn['chunks'])} chunks; at the "
-                                           "end, may dispatch")
+    assert bundle["text/plain"].startswith(
+        f"ChunkStepper: {len(turn['chunks'])} chunks; at the end, may dispatch"
+    )
     assert bundle["text/html"] == fragments_static_html(stepper.steps)

@@ -12,11 +12,11 @@ sources are never rewritten.
 import nbformat
 import papermill
 import pytest
+from conftest import PROJECT_DIR, parameters_of
 
 from labkit import serve_recording
 from labkit.grading.conventions import nbgrader_role
 from labkit.settings import PROVIDER_RECORDINGS
-from conftest import PROJECT_DIR, parameters_of
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
 PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
@@ -45,15 +45,24 @@ def execute(notebook, output, *, until=None, **parameters):
     lesson.cells = kept
     source = output.with_name("given-" + output.name)
     nbformat.write(lesson, source)
-    papermill.execute_notebook(str(source), str(output), parameters=parameters,
-                               cwd=str(notebook.parent), kernel_name="python3",
-                               progress_bar=False)
+    papermill.execute_notebook(
+        str(source),
+        str(output),
+        parameters=parameters,
+        cwd=str(notebook.parent),
+        kernel_name="python3",
+        progress_bar=False,
+    )
     cells = nbformat.read(output, as_version=4).cells
-    errors = [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
+    errors = [
+        o
+        for c in cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert not errors, errors
     return cells
-
 
 
 def test_the_lessons_are_numbered_without_gaps_and_the_readme_lists_each():
@@ -76,10 +85,12 @@ def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
 
 # --- Lesson 06 with each of the other providers ----------------------------------------
 
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, tmp_path):
-    cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="replay",
-                    PROVIDER=provider)
+    cells = execute(
+        PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="replay", PROVIDER=provider
+    )
     first = printed_by(cells, FIRST_RUN)
     assert first.startswith(f"{provider} (replay): assistant_finished after 5 requests")
 
@@ -87,8 +98,14 @@ def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, t
 @pytest.mark.parametrize("provider, suffix", [("openai", "/v1"), ("anthropic", "")])
 def test_the_providers_lesson_runs_live_through_each_sdk(provider, suffix, tmp_path):
     with serve_recording(PROJECT_DIR / "recordings" / PROVIDER_RECORDINGS[provider]) as server:
-        cells = execute(PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="live",
-                        PROVIDER=provider, BASE_URL=server.url + suffix)
+        cells = execute(
+            PROVIDERS_LESSON,
+            tmp_path / "06.ipynb",
+            until=FIRST_RUN,
+            MODE="live",
+            PROVIDER=provider,
+            BASE_URL=server.url + suffix,
+        )
         served = len(server.chat_requests)
     assert served == 5  # the lesson's own run went through the SDK and the server
     first = printed_by(cells, FIRST_RUN)
@@ -149,16 +166,18 @@ def replay_server():
 def live_failures(closed_port, replay_server):
     return {
         "server down": ({"OLLAMA_HOST": closed_port}, f"Ollama is not running at {closed_port}"),
-        "model not pulled": ({"OLLAMA_HOST": replay_server.url, "MODEL": "qwen3:4b"},
-                             "download it with `ollama pull qwen3:4b` (Ollama said: model "
-                             "'qwen3:4b' not found)"),
+        "model not pulled": (
+            {"OLLAMA_HOST": replay_server.url, "MODEL": "qwen3:4b"},
+            "download it with `ollama pull qwen3:4b` (Ollama said: model 'qwen3:4b' not found)",
+        ),
     }
 
 
 @pytest.mark.parametrize("failure", ["server down", "model not pulled"])
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.stem)
 def test_live_mode_without_a_usable_model_stops_at_the_first_model_cell_saying_what_to_do(
-        notebook, failure, closed_port, replay_server):
+    notebook, failure, closed_port, replay_server
+):
     parameters, words = live_failures(closed_port, replay_server)[failure]
     index, error = run_cells(notebook, MODE="live", **parameters)
     assert index == first_model_cell(notebook), f"cell {index} failed first: {error!r}"
@@ -174,13 +193,18 @@ def test_the_providers_lesson_live_without_a_server_stops_saying_what_to_do(prov
     assert 'set MODE = "replay"' in str(error)
 
 
-@pytest.mark.parametrize("capabilities, words", [
-    (("completion", "thinking"), "cannot call tools, which the loop needs"),
-    (("completion", "tools"), "does not support thinking, and this course asks for it")])
+@pytest.mark.parametrize(
+    "capabilities, words",
+    [
+        (("completion", "thinking"), "cannot call tools, which the loop needs"),
+        (("completion", "tools"), "does not support thinking, and this course asks for it"),
+    ],
+)
 def test_live_mode_with_a_model_that_cannot_call_tools_or_think_says_so(capabilities, words):
     notebook = NOTEBOOKS[0]
-    with serve_recording(PROJECT_DIR / "recordings" / "repair.json",
-                         capabilities=capabilities) as server:
+    with serve_recording(
+        PROJECT_DIR / "recordings" / "repair.json", capabilities=capabilities
+    ) as server:
         index, error = run_cells(notebook, MODE="live", OLLAMA_HOST=server.url)
     assert index == first_model_cell(notebook) and isinstance(error, LessonError)
     assert words in str(error) and "ollama pull gemma4:e2b" in str(error)
@@ -189,13 +213,22 @@ def test_live_mode_with_a_model_that_cannot_call_tools_or_think_says_so(capabili
 def test_in_a_kernel_the_stop_shows_the_message_alone(closed_port, tmp_path):
     notebook = NOTEBOOKS[0]
     with pytest.raises(papermill.PapermillExecutionError) as stopped:
-        papermill.execute_notebook(str(notebook), str(tmp_path / notebook.name),
-                                   parameters={"MODE": "live", "OLLAMA_HOST": closed_port},
-                                   cwd=str(notebook.parent), kernel_name="python3",
-                                   progress_bar=False)
+        papermill.execute_notebook(
+            str(notebook),
+            str(tmp_path / notebook.name),
+            parameters={"MODE": "live", "OLLAMA_HOST": closed_port},
+            cwd=str(notebook.parent),
+            kernel_name="python3",
+            progress_bar=False,
+        )
     assert stopped.value.ename == "LessonError"
     assert f"Ollama is not running at {closed_port}" in stopped.value.evalue
     cells = nbformat.read(tmp_path / notebook.name, as_version=4).cells
-    [error] = [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])
-               if o.get("output_type") == "error"]
+    [error] = [
+        o
+        for c in cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert len(error["traceback"]) == 1  # the message, not a traceback through labkit

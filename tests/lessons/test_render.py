@@ -2,8 +2,13 @@ import json
 
 from conftest import call, chunk, texts_with_class
 
-from labkit.lessons.render import (chunk_step_html, conversation_static_html, conversation_step_html,
-                           message_html, turn_static_html)
+from labkit.lessons.render import (
+    chunk_step_html,
+    conversation_static_html,
+    conversation_step_html,
+    message_html,
+    turn_static_html,
+)
 from labkit.lessons.steps import TurnSteps, conversation_story
 
 
@@ -20,7 +25,9 @@ def test_the_assembled_text_element_holds_exactly_the_first_k_fragments(repair_r
         html = chunk_step_html(steps.step(k))
         chunks = [entry["chunk"]["message"] for entry in turn["chunks"][:k]]
         assert only(html, "labkit-assembled-text") == "".join(m.get("content", "") for m in chunks)
-        assert only(html, "labkit-assembled-thinking") == "".join(m.get("thinking", "") for m in chunks)
+        assert only(html, "labkit-assembled-thinking") == "".join(
+            m.get("thinking", "") for m in chunks
+        )
 
 
 def test_the_wire_line_is_the_chunk_as_one_json_line_with_its_arrival(repair_recording):
@@ -36,16 +43,24 @@ def test_dispatch_text_flips_from_not_yet_to_may_dispatch_at_the_done_chunk(repa
     turn = repair_recording["turns"][0]
     steps = TurnSteps(turn)
     done_at = next(i for i, e in enumerate(turn["chunks"], start=1) if e["chunk"]["done"])
-    verdicts = [only(chunk_step_html(steps.step(k)), "labkit-dispatch") for k in range(1, len(steps) + 1)]
-    assert [v.startswith("may dispatch") for v in verdicts] == \
-        [k >= done_at for k in range(1, len(steps) + 1)]
-    assert all(v.startswith("not yet") for v in verdicts[:done_at - 1])
+    verdicts = [
+        only(chunk_step_html(steps.step(k)), "labkit-dispatch") for k in range(1, len(steps) + 1)
+    ]
+    assert [v.startswith("may dispatch") for v in verdicts] == [
+        k >= done_at for k in range(1, len(steps) + 1)
+    ]
+    assert all(v.startswith("not yet") for v in verdicts[: done_at - 1])
     assert "1 tool call" in verdicts[done_at - 1]
 
 
 def test_a_length_turn_is_refused():
-    steps = TurnSteps([chunk("half an ans"), chunk(tool_calls=[call("run_tests")]),
-                       chunk(done=True, done_reason="length")])
+    steps = TurnSteps(
+        [
+            chunk("half an ans"),
+            chunk(tool_calls=[call("run_tests")]),
+            chunk(done=True, done_reason="length"),
+        ]
+    )
     assert only(chunk_step_html(steps.step(2)), "labkit-dispatch").startswith("not yet")
     verdict = only(chunk_step_html(steps.step(3)), "labkit-dispatch")
     assert verdict.startswith("refused") and "length" in verdict
@@ -79,7 +94,9 @@ def test_text_from_the_model_is_escaped():
     assert only(html, "labkit-assembled-text") == evil
     message = message_html({"role": "user", "content": evil})
     assert "<script>" not in message and evil in texts_with_class(message, "labkit-text")
-    tool = message_html({"role": "tool", "tool_name": "read_file", "content": json.dumps({"content": evil})})
+    tool = message_html(
+        {"role": "tool", "tool_name": "read_file", "content": json.dumps({"content": evil})}
+    )
     assert "<script>" not in tool and evil in only(tool, "labkit-json")
 
 
@@ -132,7 +149,9 @@ def test_static_views_show_the_final_state_and_are_deterministic(repair_recordin
     assert only(static, "labkit-dispatch").startswith("may dispatch")
     conversation = conversation_static_html(conversation_story(repair_events))
     assert conversation == conversation_static_html(conversation_story(repair_events))
-    assert len(texts_with_class(conversation, "labkit-message")) == len(repair_events[-1]["messages"])
+    assert len(texts_with_class(conversation, "labkit-message")) == len(
+        repair_events[-1]["messages"]
+    )
 
 
 def test_each_tool_message_carries_the_gates_decision(permissions_events):
@@ -141,11 +160,14 @@ def test_each_tool_message_carries_the_gates_decision(permissions_events):
     badges = texts_with_class(html, "labkit-gate")
     assert len(badges) == 7 and len(texts_with_class(html, "labkit-gate-deny")) == 2
     assert "gate: the policy says deny; it did not run, by the policy's rule 'deny rm *'" in badges
-    assert ("gate: the policy says ask; it did not run, by the recorded answer to the question"
-            in badges)
+    assert (
+        "gate: the policy says ask; it did not run, by the recorded answer to the question"
+        in badges
+    )
     assert "gate: the policy says ask; it ran, by the recorded answer to the question" in badges
-    assert not texts_with_class(conversation_step_html(conversation_story(permissions_events), 0),
-                                "labkit-gate")
+    assert not texts_with_class(
+        conversation_step_html(conversation_story(permissions_events), 0), "labkit-gate"
+    )
 
 
 def test_a_compacted_result_is_marked(budget_events):
@@ -156,8 +178,11 @@ def test_a_compacted_result_is_marked(budget_events):
 
 def test_the_budget_table_draws_a_row_per_request_and_marks_what_is_over():
     from labkit.lessons.render import BudgetTable
-    rows = [{"request": 1, "system": 10, "user": 5, "tool": 0, "total": 15, "prompt_tokens": 9},
-            {"request": 2, "system": 10, "user": 5, "tool": 40, "total": 55, "prompt_tokens": None}]
+
+    rows = [
+        {"request": 1, "system": 10, "user": 5, "tool": 0, "total": 15, "prompt_tokens": 9},
+        {"request": 2, "system": 10, "user": 5, "tool": 40, "total": 55, "prompt_tokens": None},
+    ]
     table = BudgetTable(rows, limit=50)
     html = table._repr_html_()
     assert html == BudgetTable(rows, limit=50)._repr_html_()  # deterministic
@@ -167,4 +192,5 @@ def test_the_budget_table_draws_a_row_per_request_and_marks_what_is_over():
     assert repr(table).splitlines() == [
         "request     system       user       tool      total  tokens",
         "      1         10          5          0         15       9",
-        "      2         10          5         40         55       -  over budget"]
+        "      2         10          5         40         55       -  over budget",
+    ]

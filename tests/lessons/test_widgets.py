@@ -20,19 +20,30 @@ LOADED_ON_FIRST_USE = ("ipywidgets", "openai", "anthropic", "ollama", "httpx", "
 def test_importing_labkit_loads_neither_ipywidgets_nor_any_sdk_or_http_client():
     """Each is loaded when first used: together they took over 2 s to import, paid by every
     process that imports labkit (a replay, each regraded test cell, each kernel)."""
-    code = (f"import sys, labkit, labkit.cli; print(*(m in sys.modules for m in "
-            f"{LOADED_ON_FIRST_USE!r}), labkit.ChunkStepper.__name__, labkit.OpenAIModel('m', "
-            "base_url='http://127.0.0.1:9/v1').sdk.__name__, labkit.OllamaModel.__name__, "
-            "labkit.AnthropicModel.__name__, labkit.OllamaError.__module__)")
+    code = (
+        f"import sys, labkit, labkit.cli; print(*(m in sys.modules for m in "
+        f"{LOADED_ON_FIRST_USE!r}), labkit.ChunkStepper.__name__, labkit.OpenAIModel('m', "
+        "base_url='http://127.0.0.1:9/v1').sdk.__name__, labkit.OllamaModel.__name__, "
+        "labkit.AnthropicModel.__name__, labkit.OllamaError.__module__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False"] * len(LOADED_ON_FIRST_USE) + [
-        "ChunkStepper", "openai", "OllamaModel", "AnthropicModel", "labkit.models.errors"]
+        "ChunkStepper",
+        "openai",
+        "OllamaModel",
+        "AnthropicModel",
+        "labkit.models.errors",
+    ]
 
 
 def test_stepper_starts_at_the_first_chunk_and_next_moves_on(repair_recording):
     turn = repair_recording["turns"][-1]
     stepper = ChunkStepper(turn)
-    assert (stepper.slider.min, stepper.slider.value, stepper.slider.max) == (1, 1, len(turn["chunks"]))
+    assert (stepper.slider.min, stepper.slider.value, stepper.slider.max) == (
+        1,
+        1,
+        len(turn["chunks"]),
+    )
     assert stepper.prev_button.disabled and not stepper.next_button.disabled
     before = stepper.view.value
     stepper.next_button.click()
@@ -60,7 +71,12 @@ def test_stepper_carries_the_css_classes_the_browser_test_relies_on(repair_recor
     assert "labkit-next" in stepper.next_button._dom_classes
     assert "labkit-prev" in stepper.prev_button._dom_classes
     assert "labkit-slider" in stepper.slider._dom_classes
-    for css in ("labkit-wire", "labkit-assembled-text", "labkit-assembled-thinking", "labkit-dispatch"):
+    for css in (
+        "labkit-wire",
+        "labkit-assembled-text",
+        "labkit-assembled-thinking",
+        "labkit-dispatch",
+    ):
         assert len(texts_with_class(stepper.view.value, css)) == 1, css
     assert stepper.play.min == stepper.slider.min and stepper.play.max == stepper.slider.max
 
@@ -90,14 +106,19 @@ def test_stepper_bundle_has_the_live_view_and_a_static_final_state(repair_record
 def test_conversation_view_steps_one_message_at_a_time(repair_events):
     view = ConversationView(repair_events)
     assert "labkit-conversation" in view._dom_classes
-    assert "labkit-next" in view.next_button._dom_classes and "labkit-prev" in view.prev_button._dom_classes
+    assert (
+        "labkit-next" in view.next_button._dom_classes
+        and "labkit-prev" in view.prev_button._dom_classes
+    )
     assert len(texts_with_class(view.view.value, "labkit-message")) == 2
     view.next_button.click()
     assert view.slider.value == 2
     assert len(texts_with_class(view.view.value, "labkit-message")) == 3
     assert len(texts_with_class(view.view.value, "labkit-role-assistant")) == 1
     view.slider.value = view.slider.max
-    assert len(texts_with_class(view.view.value, "labkit-message")) == len(repair_events[-1]["messages"])
+    assert len(texts_with_class(view.view.value, "labkit-message")) == len(
+        repair_events[-1]["messages"]
+    )
 
 
 def test_conversation_bundle_shows_the_whole_final_list(repair_events):

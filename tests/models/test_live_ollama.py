@@ -45,21 +45,32 @@ def test_a_live_recording_is_honest_and_replays_exactly(tmp_path, capsys):
     recording = load_recording(path)
     provenance = recording["provenance"]
     with OllamaModel(host=HOST) as model:
-        [listed] = [m for m in model.client.list().models
-                    if m.model in (DEFAULT_MODEL, f"{DEFAULT_MODEL}:latest")]
+        [listed] = [
+            m
+            for m in model.client.list().models
+            if m.model in (DEFAULT_MODEL, f"{DEFAULT_MODEL}:latest")
+        ]
     assert (provenance["source"], provenance["model"]) == ("ollama", DEFAULT_MODEL)
     assert provenance["digest"] == listed.digest and provenance["server_version"]
     assert stop_of(recording)["reason"] in STOP_REASONS
     assert stop_of(recording)["reason"] != "model_error"
     for turn in recording["turns"]:
         chunks = [entry["chunk"] for entry in turn["chunks"]]
-        assert all(c["model"] == DEFAULT_MODEL and c["message"]["role"] == "assistant"
-                   and isinstance(c["created_at"], str) for c in chunks)
+        assert all(
+            c["model"] == DEFAULT_MODEL
+            and c["message"]["role"] == "assistant"
+            and isinstance(c["created_at"], str)
+            for c in chunks
+        )
         assert chunks[-1]["done"] is True and chunks[-1]["done_reason"] in ("stop", "length")
         assert isinstance(chunks[-1]["eval_count"], int)
         assert not any(c["done"] for c in chunks[:-1])
-    replayed, events = run_attempt(ReplayModel(recording), provenance=provenance,
-                                   task=recording["task"], max_turns=recording["max_turns"])
+    replayed, events = run_attempt(
+        ReplayModel(recording),
+        provenance=provenance,
+        task=recording["task"],
+        max_turns=recording["max_turns"],
+    )
     assert [compact_event(e) for e in events] == recording["events"]
     assert replayed["checks"]["after"] == recording["checks"]["after"]
 

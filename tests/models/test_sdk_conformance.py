@@ -13,10 +13,10 @@ import asyncio
 import httpx
 import ollama
 import pytest
+from conftest import PROJECT_DIR
 
 from labkit import load_recording, serve_recording
 from labkit.cli import main
-from conftest import PROJECT_DIR
 from labkit.harness.tools import SCHEMAS
 from labkit.harness.turns import assemble_turn
 
@@ -36,15 +36,22 @@ def test_chat_without_stream_returns_the_whole_recorded_turn():
     expected = assemble_turn(recorded_chunks(1)).message
     final = recorded_chunks(1)[-1]
     with serve_recording(REPAIR) as server:
-        reply = ollama.Client(host=server.url).chat(model="gemma4:e2b", messages=request(1),
-                                                   tools=SCHEMAS)
-        raw = httpx.post(f"{server.url}/api/chat", json={
-            "model": "gemma4:e2b", "messages": request(1), "tools": SCHEMAS, "stream": False})
+        reply = ollama.Client(host=server.url).chat(
+            model="gemma4:e2b", messages=request(1), tools=SCHEMAS
+        )
+        raw = httpx.post(
+            f"{server.url}/api/chat",
+            json={"model": "gemma4:e2b", "messages": request(1), "tools": SCHEMAS, "stream": False},
+        )
     assert reply.done is True and reply.done_reason == "stop"
     assert reply.message.thinking == expected["thinking"]
     assert [(c.function.name, c.function.arguments) for c in reply.message.tool_calls] == [
-        ("read_file", {"path": "path_rules.py"})]
-    assert (reply.eval_count, reply.total_duration) == (final["eval_count"], final["total_duration"])
+        ("read_file", {"path": "path_rules.py"})
+    ]
+    assert (reply.eval_count, reply.total_duration) == (
+        final["eval_count"],
+        final["total_duration"],
+    )
     # on the wire: one JSON object, Ollama's field order, the call's id and index kept
     assert raw.headers["content-type"] == "application/json; charset=utf-8"
     assert list(raw.json()) == list(final)
@@ -54,20 +61,34 @@ def test_chat_without_stream_returns_the_whole_recorded_turn():
 
 def test_chat_streamed_as_the_course_sends_it_yields_every_recorded_chunk():
     with serve_recording(REPAIR) as server:
-        parts = list(ollama.Client(host=server.url).chat(
-            "gemma4:e2b", request(1), tools=SCHEMAS, stream=True, think=True, keep_alive=0,
-            options={"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048}))
+        parts = list(
+            ollama.Client(host=server.url).chat(
+                "gemma4:e2b",
+                request(1),
+                tools=SCHEMAS,
+                stream=True,
+                think=True,
+                keep_alive=0,
+                options={"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048},
+            )
+        )
     assert len(parts) == len(recorded_chunks(1)) and parts[-1].done is True
-    assert "".join(p.message.thinking or "" for p in parts) == assemble_turn(
-        recorded_chunks(1)).message["thinking"]
+    assert (
+        "".join(p.message.thinking or "" for p in parts)
+        == assemble_turn(recorded_chunks(1)).message["thinking"]
+    )
 
 
 def test_the_async_client_streams_and_answers_whole_too():
     async def both(url):
         client = ollama.AsyncClient(host=url)
         whole = await client.chat("gemma4:e2b", request(1), tools=SCHEMAS)
-        streamed = [part async for part in await client.chat("gemma4:e2b", request(1),
-                                                             tools=SCHEMAS, stream=True)]
+        streamed = [
+            part
+            async for part in await client.chat(
+                "gemma4:e2b", request(1), tools=SCHEMAS, stream=True
+            )
+        ]
         return whole, streamed
 
     with serve_recording(REPAIR) as server:
@@ -97,8 +118,9 @@ def test_a_retried_request_gets_its_own_turn_through_the_sdk():
         client.chat("gemma4:e2b", request(1), tools=SCHEMAS)
         for _ in range(2):  # the same wrong request twice: neither uses up turn 2
             with pytest.raises(ollama.ResponseError, match="turn 2: the request does not match"):
-                client.chat("gemma4:e2b", request(1) + [{"role": "user", "content": "?"}],
-                            tools=SCHEMAS)
+                client.chat(
+                    "gemma4:e2b", request(1) + [{"role": "user", "content": "?"}], tools=SCHEMAS
+                )
         retried = client.chat("gemma4:e2b", request(2), tools=SCHEMAS)
     assert retried.message.tool_calls[0].function.arguments == {"path": "tests/test_path_rules.py"}
 
@@ -115,7 +137,8 @@ def test_the_sdk_sends_no_tool_call_ids_and_the_server_accepts_that():
         client.chat("gemma4:e2b", request(2), tools=SCHEMAS)
         sent = server.chat_requests[-1]["messages"][2]["tool_calls"][0]
     assert "id" in request(2)[2]["tool_calls"][0] and sent == {
-        "function": {"name": "read_file", "arguments": {"path": "path_rules.py"}}}
+        "function": {"name": "read_file", "arguments": {"path": "path_rules.py"}}
+    }
 
 
 def test_record_against_serve_as_the_readme_shows(tmp_path, capsys):

@@ -7,13 +7,13 @@ import threading
 import httpx
 import ollama
 import pytest
-from conftest import wait_until
+from conftest import PROJECT_DIR, wait_until
 
 from labkit import OllamaModel, RecordingError, load_recording, serve_recording
-from labkit.recording.attempt import CapturingChat
-from conftest import PROJECT_DIR
-from labkit.models.server import NO_FAULTS, Faults, is_done, reply_plan
 from labkit.harness.tools import SCHEMAS
+from labkit.models.loopback import NO_FAULTS, Faults, reply_plan
+from labkit.models.server import is_done
+from labkit.recording.attempt import CapturingChat
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
 
@@ -43,8 +43,11 @@ def test_it_says_it_is_a_replay_server_and_which_recording_it_serves():
     assert [m.model for m in listed] == ["labkit-replay:repair", "gemma4:e2b"]
     assert all(m.details.family == "labkit-replay" and len(m.digest) == 64 for m in listed)
     # Ollama's ListModelResponse fields, all present (the SDK does not model every one)
-    assert all(set(entry) == {"name", "model", "modified_at", "size", "digest", "details"} and
-               {"parent_model", "families"} <= set(entry["details"]) for entry in tags)
+    assert all(
+        set(entry) == {"name", "model", "modified_at", "size", "digest", "details"}
+        and {"parent_model", "families"} <= set(entry["details"])
+        for entry in tags
+    )
     assert shown.details.family == "labkit-replay" and "recording" in shown.modelfile
     assert set(shown.capabilities) == {"completion", "tools", "thinking"}
     assert "not Ollama" in root
@@ -70,8 +73,9 @@ def test_unknown_paths_get_json_errors_and_unknown_models_ollamas_404():
 
 def test_head_answers_where_clients_probe():
     with serve_recording(REPAIR) as server:
-        answers = {path: httpx.head(f"{server.url}{path}") for path in ("/", "/api/version",
-                                                                        "/api/tags")}
+        answers = {
+            path: httpx.head(f"{server.url}{path}") for path in ("/", "/api/version", "/api/tags")
+        }
         unknown = httpx.head(f"{server.url}/api/nothing")
     assert {path: r.status_code for path, r in answers.items()} == dict.fromkeys(answers, 200)
     assert all(r.content == b"" and int(r.headers["content-length"]) > 0 for r in answers.values())
@@ -84,8 +88,12 @@ def test_load_and_unload_with_no_messages_answer_as_ollama_and_use_no_turn():
         client = ollama.Client(host=server.url)
         loaded = client.chat("gemma4:e2b", messages=[])
         unloaded = client.chat("gemma4:e2b", messages=[], keep_alive=0)
-        first = client.chat("gemma4:e2b", messages=recorded["turns"][0]["request"]["messages"],
-                            tools=SCHEMAS, think=True)
+        first = client.chat(
+            "gemma4:e2b",
+            messages=recorded["turns"][0]["request"]["messages"],
+            tools=SCHEMAS,
+            think=True,
+        )
     assert (loaded.done, loaded.done_reason, loaded.message.content) == (True, "load", "")
     assert (unloaded.done, unloaded.done_reason) == (True, "unload")
     assert first.message.tool_calls[0].function.name == "read_file"  # still turn 1
@@ -98,8 +106,12 @@ def test_a_refused_request_uses_up_no_turn_so_a_retry_gets_its_own():
         client = ollama.Client(host=server.url)
         client.chat("gemma4:e2b", messages=requests[0], tools=SCHEMAS)
         with pytest.raises(ollama.ResponseError) as refused:
-            client.chat("gemma4:e2b", messages=requests[1][:-1] + [
-                {"role": "tool", "tool_name": "read_file", "content": "{}"}], tools=SCHEMAS)
+            client.chat(
+                "gemma4:e2b",
+                messages=requests[1][:-1]
+                + [{"role": "tool", "tool_name": "read_file", "content": "{}"}],
+                tools=SCHEMAS,
+            )
         retried = client.chat("gemma4:e2b", messages=requests[1], tools=SCHEMAS)
     assert refused.value.status_code == 400
     assert "turn 2: the request does not match the recording" in refused.value.error
@@ -109,9 +121,14 @@ def test_a_refused_request_uses_up_no_turn_so_a_retry_gets_its_own():
 
 def test_an_error_before_the_first_chunk_is_an_http_status_with_a_json_body():
     with serve_recording(REPAIR, error_after=0, error="runner crashed") as server:
-        reply = httpx.post(f"{server.url}/api/chat", json={
-            "model": "gemma4:e2b", "messages": load_recording(REPAIR)["turns"][0]["request"][
-                "messages"], "tools": SCHEMAS})
+        reply = httpx.post(
+            f"{server.url}/api/chat",
+            json={
+                "model": "gemma4:e2b",
+                "messages": load_recording(REPAIR)["turns"][0]["request"]["messages"],
+                "tools": SCHEMAS,
+            },
+        )
     assert (reply.status_code, reply.json()) == (500, {"error": "runner crashed"})
     assert reply.headers["content-type"].startswith("application/json")
 
@@ -187,8 +204,9 @@ def test_pacing_spreads_the_chunks_over_the_recorded_time():
 def test_it_serves_from_inside_a_running_event_loop_as_in_a_notebook():
     async def notebook_cell():
         with serve_recording(REPAIR) as server, OllamaModel(host=server.url) as model:
-            return server.chat_requests, list(model(load_recording(REPAIR)["turns"][0][
-                "request"]["messages"], SCHEMAS))
+            return server.chat_requests, list(
+                model(load_recording(REPAIR)["turns"][0]["request"]["messages"], SCHEMAS)
+            )
 
     requests, chunks = asyncio.run(notebook_cell())
     assert len(requests) == 1 and chunks[-1]["done"] is True
@@ -214,7 +232,11 @@ def test_reply_plan_cuts_the_recorded_turn_as_each_fault_says():
     assert reply_plan(turn, Faults(close_after=3), is_done) == ([0, 1, 2], "close", None)
     assert reply_plan(turn, Faults(stall_after=1), is_done) == ([0], "stall", None)
     assert reply_plan(turn, Faults(error_after=0, error="x"), is_done) == ([], "error", "x")
-    assert reply_plan(dict(turn, error="crashed"), NO_FAULTS, is_done) == (every, "error", "crashed")
+    assert reply_plan(dict(turn, error="crashed"), NO_FAULTS, is_done) == (
+        every,
+        "error",
+        "crashed",
+    )
 
 
 def test_a_mismatch_through_the_sdk_stops_as_a_replay_mismatch_not_a_model_failure():
@@ -224,8 +246,11 @@ def test_a_mismatch_through_the_sdk_stops_as_a_replay_mismatch_not_a_model_failu
 
     edited = copy.deepcopy(load_recording(REPAIR))
     edited["turns"][1]["request"]["messages"][3]["content"] = "{}"  # not what read_file returns
-    with serve_recording(edited) as server, OllamaModel(host=server.url) as model, \
-            sample_copy() as root:
+    with (
+        serve_recording(edited) as server,
+        OllamaModel(host=server.url) as model,
+        sample_copy() as root,
+    ):
         stop = list(agent_events(model, RepoTools(root), edited["task"]))[-1]
     assert (stop["reason"], stop["turns"]) == ("model_error", 2)
     assert stop["detail"].startswith("replay mismatch: the replay server refused the request")

@@ -3,8 +3,8 @@ their routes, whole replies for clients that do not stream, and each API's error
 
 import httpx
 import pytest
-
 from conftest import PROJECT_DIR
+
 from labkit import load_recording, serve_recording
 from labkit.harness.tools import SCHEMAS
 from labkit.models.anthropic_model import AnthropicModel
@@ -15,6 +15,7 @@ ANTHROPIC = PROJECT_DIR / "recordings" / "repair_anthropic.json"
 
 # The SDKs are imported where they are used: together they take 1.5 s of CPU to import, and
 # every pytest-xdist worker collects this file, while only one runs it.
+
 
 def openai_client(server, key="no-key"):
     import openai
@@ -35,8 +36,11 @@ def test_the_openai_server_lists_recordings_not_models_and_says_what_it_serves()
         one = openai_client(server).models.retrieve("gpt-4.1-mini")
         raw = httpx.get(f"{server.url}/v1/models").json()
         root = httpx.get(server.url)
-    assert [m.id for m in listed.data] == ["labkit-replay:repair_openai", "gemma4:e2b",
-                                           "gpt-4.1-mini"]
+    assert [m.id for m in listed.data] == [
+        "labkit-replay:repair_openai",
+        "gemma4:e2b",
+        "gpt-4.1-mini",
+    ]
     assert all("not a model" in m.owned_by for m in listed.data) and one.id == "gpt-4.1-mini"
     assert raw["labkit_replay"]["recording"] == "repair_openai.json"
     assert raw["labkit_replay"]["provenance"] == recorded["provenance"]
@@ -52,11 +56,17 @@ def test_the_anthropic_server_lists_recordings_not_models_and_says_what_it_serve
         raw = httpx.get(f"{server.url}/v1/models").json()
         with pytest.raises(anthropic.NotFoundError) as missing:
             anthropic_client(server).models.retrieve("claude-opus-9")
-    assert [m.id for m in listed.data] == ["labkit-replay:repair_anthropic",
-                                           "gemma4:e2b", "claude-haiku-4-5"]
+    assert [m.id for m in listed.data] == [
+        "labkit-replay:repair_anthropic",
+        "gemma4:e2b",
+        "claude-haiku-4-5",
+    ]
     assert all("a recording, not a model" in m.display_name for m in listed.data)
     assert raw["labkit_replay"]["wire_format"] == "anthropic"
-    assert missing.value.body["error"] == {"type": "not_found_error", "message": "model: claude-opus-9"}
+    assert missing.value.body["error"] == {
+        "type": "not_found_error",
+        "message": "model: claude-opus-9",
+    }
 
 
 def test_a_client_that_does_not_stream_gets_the_whole_turn_in_one_object():
@@ -64,11 +74,14 @@ def test_a_client_that_does_not_stream_gets_the_whole_turn_in_one_object():
     anthropic_turn = load_recording(ANTHROPIC)["turns"][0]
     with serve_recording(OPENAI) as server:
         completion = openai_client(server).chat.completions.create(
-            model="gpt-4.1-mini", messages=openai_turn["request"]["messages"], tools=SCHEMAS)
+            model="gpt-4.1-mini", messages=openai_turn["request"]["messages"], tools=SCHEMAS
+        )
     with serve_recording(ANTHROPIC) as server:
         message = anthropic_client(server).messages.create(
-            model="claude-haiku-4-5", max_tokens=100,
-            **AnthropicModel.request(anthropic_turn["request"]["messages"], SCHEMAS))
+            model="claude-haiku-4-5",
+            max_tokens=100,
+            **AnthropicModel.request(anthropic_turn["request"]["messages"], SCHEMAS),
+        )
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls" and choice.message.content is None
     assert choice.message.tool_calls[0].function.arguments == '{"path": "path_rules.py"}'
@@ -76,15 +89,19 @@ def test_a_client_that_does_not_stream_gets_the_whole_turn_in_one_object():
     assert message.content[0].input == {"path": "path_rules.py"} and message.model == "scripted"
 
 
-@pytest.mark.parametrize("client, route", [(openai_client, "/v1/chat/completions"),
-                                           (anthropic_client, "/v1/messages")])
+@pytest.mark.parametrize(
+    "client, route", [(openai_client, "/v1/chat/completions"), (anthropic_client, "/v1/messages")]
+)
 def test_unknown_routes_and_methods_are_answered_in_the_apis_error_shape(client, route):
     recording = OPENAI if "chat" in route else ANTHROPIC
     with serve_recording(recording) as server:
         unknown = httpx.post(f"{server.url}/v1/completions", json={})
         put = httpx.put(f"{server.url}{route}", json={})
         head = httpx.head(server.url)
-    assert unknown.status_code == 404 and "no POST /v1/completions" in unknown.json()["error"]["message"]
+    assert (
+        unknown.status_code == 404
+        and "no POST /v1/completions" in unknown.json()["error"]["message"]
+    )
     assert put.status_code == 405 and "message" in put.json()["error"]
     assert head.status_code == 200 and head.content == b""
 
@@ -108,7 +125,10 @@ def test_an_injected_status_uses_the_apis_error_body():
     with serve_recording(ANTHROPIC, status=529, error="Overloaded") as server:
         with pytest.raises(anthropic.APIStatusError) as failed:
             anthropic_client(server).messages.create(
-                model="claude-haiku-4-5", max_tokens=10, **AnthropicModel.request(messages, SCHEMAS))
+                model="claude-haiku-4-5", max_tokens=10, **AnthropicModel.request(messages, SCHEMAS)
+            )
     assert failed.value.status_code == 529
-    assert failed.value.body == {"type": "error", "error": {"type": "api_error",
-                                                            "message": "Overloaded"}}
+    assert failed.value.body == {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Overloaded"},
+    }

@@ -1,4 +1,5 @@
-"""``python -m labkit record`` and ``serve``: honest provenance, round trips, nothing half-written."""
+"""``python -m labkit record`` and ``serve``: honest provenance, round trips, nothing
+half-written."""
 
 import json
 import re
@@ -10,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import ollama
 import pytest
+from conftest import PROJECT_DIR
 
 from labkit import OllamaError, OllamaModel, load_recording
 from labkit.cli import main
-from conftest import PROJECT_DIR
 from labkit.models.server import serve_recording
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
@@ -26,9 +27,14 @@ def record(capsys, *args):
 
 
 def turns_without_times(recording):
-    return [{"request": turn["request"], "chunks": [entry["chunk"] for entry in turn["chunks"]],
-             **({"error": turn["error"]} if "error" in turn else {})}
-            for turn in recording["turns"]]
+    return [
+        {
+            "request": turn["request"],
+            "chunks": [entry["chunk"] for entry in turn["chunks"]],
+            **({"error": turn["error"]} if "error" in turn else {}),
+        }
+        for turn in recording["turns"]
+    ]
 
 
 def test_record_serve_record_round_trip_keeps_turns_chunks_and_honest_provenance(tmp_path, capsys):
@@ -46,7 +52,9 @@ def test_record_serve_record_round_trip_keeps_turns_chunks_and_honest_provenance
     assert code == 0, out
     second = load_recording(tmp_path / "b.json")
 
-    assert turns_without_times(first) == turns_without_times(second) == turns_without_times(scripted)
+    assert (
+        turns_without_times(first) == turns_without_times(second) == turns_without_times(scripted)
+    )
     assert first["events"] == second["events"] == scripted["events"]
     for copy, served in ((first, "repair.json"), (second, "a.json")):
         provenance = copy["provenance"]
@@ -60,9 +68,18 @@ class FakeOllama(BaseHTTPRequestHandler):
     """Only what the recorder asks before a run: a version and the list of local models."""
 
     def do_GET(self):
-        body = {"/api/version": {"version": "0.12.6"},
-                "/api/tags": {"models": [{"name": "gemma4:e2b", "model": "gemma4:e2b",
-                                          "digest": "c6eb396dbd59" + "0" * 52}]}}[self.path]
+        body = {
+            "/api/version": {"version": "0.12.6"},
+            "/api/tags": {
+                "models": [
+                    {
+                        "name": "gemma4:e2b",
+                        "model": "gemma4:e2b",
+                        "digest": "c6eb396dbd59" + "0" * 52,
+                    }
+                ]
+            },
+        }[self.path]
         data = json.dumps(body).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
@@ -89,8 +106,12 @@ def test_a_live_server_is_named_with_the_digest_and_version_it_reports(fake_olla
     assert provenance["source"] == "ollama" and provenance["model"] == "gemma4:e2b"
     assert provenance["digest"] == "c6eb396dbd59" + "0" * 52
     assert provenance["server_version"] == "0.12.6"
-    assert provenance["options"] == {"temperature": 0, "seed": 7, "num_ctx": 8192,
-                                     "num_predict": 2048}
+    assert provenance["options"] == {
+        "temperature": 0,
+        "seed": 7,
+        "num_ctx": 8192,
+        "num_predict": 2048,
+    }
     assert provenance["think"] is True and provenance["date"].endswith("Z")
     assert "replayed_from" not in provenance
 
@@ -119,10 +140,22 @@ def test_a_server_failing_mid_run_leaves_no_file_at_all(tmp_path, capsys):
 def test_ctrl_c_mid_run_leaves_no_file_at_all(tmp_path):
     with serve_recording(REPAIR, speed=1.0) as server:  # paced: a turn takes about a second
         process = subprocess.Popen(
-            [sys.executable, "-m", "labkit", "record", "--host", server.url,
-             "--output", str(tmp_path / "x.json")], cwd=PROJECT_DIR, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+            [
+                sys.executable,
+                "-m",
+                "labkit",
+                "record",
+                "--host",
+                server.url,
+                "--output",
+                str(tmp_path / "x.json"),
+            ],
+            cwd=PROJECT_DIR,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # as in a terminal
         try:
             for line in process.stdout:
                 if "turn 2: sent" in line:
@@ -144,16 +177,24 @@ def test_an_existing_recording_is_never_overwritten(tmp_path, capsys):
 
 
 def test_serve_command_serves_until_terminated(tmp_path):
-    process = subprocess.Popen([sys.executable, "-m", "labkit", "serve", str(REPAIR)],
-                               cwd=PROJECT_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", str(REPAIR)],
+        cwd=PROJECT_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         banner = process.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+", banner).group()
         assert "a replay, not a live model" in banner
         assert ollama.Client(host=url).list().models[0].model == "labkit-replay:repair"
-        busy = subprocess.run([sys.executable, "-m", "labkit", "serve", str(REPAIR), "--port",
-                               url.rsplit(":", 1)[1]], capture_output=True, text=True, timeout=60)
+        busy = subprocess.run(
+            [sys.executable, "-m", "labkit", "serve", str(REPAIR), "--port", url.rsplit(":", 1)[1]],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         process.terminate()
         out, err = process.communicate(timeout=30)
@@ -163,8 +204,10 @@ def test_serve_command_serves_until_terminated(tmp_path):
 
 
 def test_help_explains_serve_and_record(capsys):
-    for command, options in (("serve", ("--port", "--speed", "--loose", "recording")),
-                             ("record", ("--model", "--host", "--max-turns", "--output"))):
+    for command, options in (
+        ("serve", ("--port", "--speed", "--loose", "recording")),
+        ("record", ("--model", "--host", "--max-turns", "--output")),
+    ):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         out = capsys.readouterr().out

@@ -1,13 +1,21 @@
 import json
 
 import pytest
+from conftest import PROJECT_DIR
 
-from labkit import (RecordingError, ReplayModel, RepoTools, agent_events, load_recording,
-                    run_attempt, save_recording, sample_copy)
+from labkit import (
+    RecordingError,
+    ReplayModel,
+    RepoTools,
+    agent_events,
+    load_recording,
+    run_attempt,
+    sample_copy,
+    save_recording,
+)
+from labkit.models.scripted import NEW_LINE, SCENARIOS, scripted_recording
 from labkit.recording import replay_harness
 from labkit.recording.format import compact_event, stop_of
-from conftest import PROJECT_DIR
-from labkit.models.scripted import NEW_LINE, SCENARIOS, scripted_recording
 
 RECORDINGS = PROJECT_DIR / "recordings"
 NAMES = sorted(SCENARIOS)
@@ -28,16 +36,22 @@ def model_named(chunk):
 def test_recordings_are_honestly_scripted(name):
     recording = load_recording(RECORDINGS / f"{name}.json")
     assert recording["provenance"]["source"] == "scripted"
-    models = {model_named(entry["chunk"]) for turn in recording["turns"]
-              for entry in turn["chunks"]} - {None}
+    models = {
+        model_named(entry["chunk"]) for turn in recording["turns"] for entry in turn["chunks"]
+    } - {None}
     assert models == {"scripted"}
 
 
 def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_format():
-    recordings = {name: load_recording(RECORDINGS / f"{name}.json")
-                  for name in ("repair", "repair_openai", "repair_anthropic")}
+    recordings = {
+        name: load_recording(RECORDINGS / f"{name}.json")
+        for name in ("repair", "repair_openai", "repair_anthropic")
+    }
     assert {name: r.get("wire_format") for name, r in recordings.items()} == {
-        "repair": None, "repair_openai": "openai", "repair_anthropic": "anthropic"}
+        "repair": None,
+        "repair_openai": "openai",
+        "repair_anthropic": "anthropic",
+    }
     assert "wire_format" not in json.loads((RECORDINGS / "repair.json").read_text())
     events = [r["events"] for r in recordings.values()]
     assert events[0] == events[1] == events[2]
@@ -46,19 +60,37 @@ def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_forma
     assert first["repair_anthropic"][0]["line"].startswith("event: message_start\ndata: {")
 
 
-@pytest.mark.parametrize("wire, edit, problem", [
-    ("nonsense", None, "'wire_format' is 'nonsense'"),
-    ("openai", lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
-     "a server-sent event whose data is JSON text equal to its 'chunk'"),
-    ("openai", lambda r: r["provenance"].update(source="ollama", model="m", digest="d",
-                                                 server_version="v"),
-     "a recording from a live 'ollama' server cannot be in the 'openai' wire format"),
-    ("anthropic", lambda r: r["provenance"].update(source="anthropic", model="m"),
-     "an 'anthropic' recording must name its base_url_host")])
+@pytest.mark.parametrize(
+    "wire, edit, problem",
+    [
+        ("nonsense", None, "'wire_format' is 'nonsense'"),
+        (
+            "openai",
+            lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
+            "a server-sent event whose data is JSON text equal to its 'chunk'",
+        ),
+        (
+            "openai",
+            lambda r: r["provenance"].update(
+                source="ollama", model="m", digest="d", server_version="v"
+            ),
+            "a recording from a live 'ollama' server cannot be in the 'openai' wire format",
+        ),
+        (
+            "anthropic",
+            lambda r: r["provenance"].update(source="anthropic", model="m"),
+            "an 'anthropic' recording must name its base_url_host",
+        ),
+    ],
+)
 def test_a_recordings_wire_format_its_lines_and_its_source_must_agree(wire, edit, problem):
     import copy
+
     from labkit.recording.format import recording_problem
-    recording = copy.deepcopy(load_recording(RECORDINGS / f"repair_{'openai' if wire == 'nonsense' else wire}.json"))
+
+    recording = copy.deepcopy(
+        load_recording(RECORDINGS / f"repair_{'openai' if wire == 'nonsense' else wire}.json")
+    )
     recording["wire_format"] = wire
     if edit:
         edit(recording)
@@ -68,9 +100,13 @@ def test_a_recordings_wire_format_its_lines_and_its_source_must_agree(wire, edit
 @pytest.mark.parametrize("name", NAMES)
 def test_strict_replay_on_a_fresh_copy_reproduces_events_stop_and_final_tests(name):
     recording = load_recording(RECORDINGS / f"{name}.json")
-    replayed, events = run_attempt(ReplayModel(recording), provenance=recording["provenance"],
-                                   task=recording["task"], max_turns=recording["max_turns"],
-                                   **replay_harness(recording))
+    replayed, events = run_attempt(
+        ReplayModel(recording),
+        provenance=recording["provenance"],
+        task=recording["task"],
+        max_turns=recording["max_turns"],
+        **replay_harness(recording),
+    )
     assert [compact_event(e) for e in events] == recording["events"]
     assert replayed.get("harness") == recording.get("harness")
     assert stop_of(replayed) == stop_of(recording)
@@ -83,15 +119,30 @@ def test_the_recordings_show_what_the_course_says():
     for name in NAMES:
         r = load_recording(RECORDINGS / f"{name}.json")
         calls = [(e["name"], e["arguments"]) for e in r["events"] if e["type"] == "tool_start"]
-        outcome[name] = (stop_of(r)["reason"], len(r["turns"]), calls, r["checks"]["after"]["passed"],
-                         r["checks"]["after"]["failed"])
+        outcome[name] = (
+            stop_of(r)["reason"],
+            len(r["turns"]),
+            calls,
+            r["checks"]["after"]["passed"],
+            r["checks"]["after"]["failed"],
+        )
     assert outcome["repair"][:2] == ("assistant_finished", 5)
-    assert [c[0] for c in outcome["repair"][2]] == ["read_file", "read_file", "replace_text", "run_tests"]
-    assert outcome["repair"][2][2][1] == {"old": "        path = PurePosixPath(name)",
-                                          "new": "        path = PurePosixPath(name.replace('\\\\', '/'))"}
+    assert [c[0] for c in outcome["repair"][2]] == [
+        "read_file",
+        "read_file",
+        "replace_text",
+        "run_tests",
+    ]
+    assert outcome["repair"][2][2][1] == {
+        "old": "        path = PurePosixPath(name)",
+        "new": "        path = PurePosixPath(name.replace('\\\\', '/'))",
+    }
     assert outcome["repair"][3:] == (4, 0)
     assert outcome["bounded"][:2] == ("max_turns", 1) and outcome["bounded"][3:] == (3, 1)
-    assert outcome["false_claim"][0] == "assistant_finished" and outcome["false_claim"][3:] == (3, 1)
+    assert outcome["false_claim"][0] == "assistant_finished" and outcome["false_claim"][3:] == (
+        3,
+        1,
+    )
     assert outcome["stale_edit"][0] == "assistant_finished" and outcome["stale_edit"][3:] == (4, 0)
     stale = load_recording(RECORDINGS / "stale_edit.json")
     errors = [e for e in stale["events"] if e["type"] == "tool_result" and "error" in e["result"]]
@@ -129,7 +180,9 @@ def test_strict_replay_catches_a_harness_that_drops_a_tool_result():
 def test_replay_asked_for_more_turns_than_recorded_says_so():
     recording = load_recording(RECORDINGS / "bounded.json")
     with sample_copy() as root:
-        events = list(agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3))
+        events = list(
+            agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3)
+        )
     assert events[-1]["reason"] == "model_error"
     assert "has 1 turns, but this is request 2 of the conversation" in events[-1]["error"]
 
@@ -168,18 +221,24 @@ def test_a_strict_mismatch_names_the_place_and_shows_both_sides_there():
     with sample_copy() as root:
         stop = list(agent_events(ReplayModel(edited), RepoTools(root), edited["task"]))[-1]
     assert stop["reason"] == "model_error" and stop["turns"] == 4
-    assert stop["detail"].startswith("replay mismatch: the harness's request differs from the "
-                                     "recording (not a model failure): turn 4:")
+    assert stop["detail"].startswith(
+        "replay mismatch: the harness's request differs from the "
+        "recording (not a model failure): turn 4:"
+    )
     place = "message 6 (assistant) differs at tool_calls[0].function.arguments.new, character 49"
     assert place in stop["error"]
-    recorded_side, sent_side = stop["error"].split(place + ": the recording has ")[1].split(
-        " but the harness sent ")
+    recorded_side, sent_side = (
+        stop["error"].split(place + ": the recording has ")[1].split(" but the harness sent ")
+    )
     assert "'|'" in recorded_side and "'/'" in sent_side  # both sides, at the difference
 
 
 def permission_rows(recording):
-    return [(e["command"], e["verdict"], e["decision"], e["by"]) for e in recording["events"]
-            if e["type"] == "permission"]
+    return [
+        (e["command"], e["verdict"], e["decision"], e["by"])
+        for e in recording["events"]
+        if e["type"] == "permission"
+    ]
 
 
 def test_the_permissions_run_shows_each_kind_of_decision():
@@ -189,17 +248,29 @@ def test_the_permissions_run_shows_each_kind_of_decision():
     assert permission_rows(recording) == [
         ("python -m pytest -qq", "allow", "allow", "policy"),
         ('read_file {"path": "path_rules.py"}', "allow", "allow", "policy"),
-        ("python -c 'from path_rules import python_sources; print(python_sources(['\"'\"'src"
-         "\\\\api\\\\routes.py'\"'\"']))'", "ask", "allow", "answer"),
-        ('replace_text {"old": "        path = PurePosixPath(name)", "new": "        path = '
-         "PurePosixPath(name.replace('\\\\\\\\', '/'))\"}", "allow", "allow", "policy"),
+        (
+            "python -c 'from path_rules import python_sources; print(python_sources(['\"'\"'src"
+            "\\\\api\\\\routes.py'\"'\"']))'",
+            "ask",
+            "allow",
+            "answer",
+        ),
+        (
+            'replace_text {"old": "        path = PurePosixPath(name)", "new": "        path = '
+            "PurePosixPath(name.replace('\\\\\\\\', '/'))\"}",
+            "allow",
+            "allow",
+            "policy",
+        ),
         ("sh -c 'python -m pytest -qq; rm -rf .'", "deny", "deny", "policy"),
         ("python -m pytest -qq", "allow", "allow", "policy"),
-        ("ls -a ..", "ask", "deny", "answer")]
+        ("ls -a ..", "ask", "deny", "answer"),
+    ]
     results = [e["result"] for e in recording["events"] if e["type"] == "tool_result"]
     assert results[2] == {"exit_code": 0, "timed_out": False, "stdout": "[]\n", "stderr": ""}
-    assert results[4]["error"].startswith("denied by the permission gate (by the policy): "
-                                          "`rm -rf .` matches the rule 'deny rm *'")
+    assert results[4]["error"].startswith(
+        "denied by the permission gate (by the policy): `rm -rf .` matches the rule 'deny rm *'"
+    )
     assert results[6]["error"].startswith("denied by the permission gate (by the person asked)")
     assert stop_of(recording)["tool_calls"] == 5  # two of the seven calls never ran
     assert recording["checks"]["after"] == {"exit_code": 0, "passed": 4, "failed": 0}
@@ -207,6 +278,7 @@ def test_the_permissions_run_shows_each_kind_of_decision():
 
 def test_the_budget_run_reads_a_part_cuts_a_long_output_and_compacts_old_results():
     from labkit.harness.budget import COMPACTED, order_problems
+
     recording = load_recording(RECORDINGS / "budget.json")
     assert recording["harness"] == {"tools": "shell", "budget": {"max_chars": 6500, "keep_last": 1}}
     results = [e["result"] for e in recording["events"] if e["type"] == "tool_result"]
@@ -216,26 +288,33 @@ def test_the_budget_run_reads_a_part_cuts_a_long_output_and_compacts_old_results
     assert "\n[labkit: " in long and " bytes cut]\n" in long
     assert long.endswith("src/m299.py -> ['src/m299.py']\nsrc\\m299.py -> []\n")
     requests = [turn["request"]["messages"] for turn in recording["turns"]]
-    noted = [sum(bool(COMPACTED.match(m["content"])) for m in messages if m["role"] == "tool")
-             for messages in requests]
+    noted = [
+        sum(bool(COMPACTED.match(m["content"])) for m in messages if m["role"] == "tool")
+        for messages in requests
+    ]
     assert noted == [0, 0, 0, 3, 4, 4]  # request 4 drops three old results, request 5 one more
     assert all(order_problems(messages) == [] for messages in requests)
     last = requests[-1]
     assert json.loads(last[-1]["content"])["exit_code"] == 0  # the newest result is whole
     assert last[-2]["tool_calls"][0]["function"]["name"] == "run_tests"
-    assert last[-4]["tool_calls"][0]["function"]["arguments"]["new"] == NEW_LINE  # the edit, to summarise
+    assert (
+        last[-4]["tool_calls"][0]["function"]["arguments"]["new"] == NEW_LINE
+    )  # the edit, to summarise
     assert recording["checks"]["after"]["passed"] == 4
 
 
 def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
     recording = load_recording(RECORDINGS / "permissions.json")
-    for harness, words in [({"tools": "root"}, "'harness.tools' is 'root'"),
-                           ({"policy": {"rules": ["permit ls"], "tools": {}, "default": "ask"}},
-                            "'harness.policy' needs 'rules'"),
-                           ({"policy": {"rules": [], "tools": {}, "default": "allow"}},
-                            "never allowed"),
-                           ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
-                           ({"sandbox": True}, "only 'tools', 'policy' and 'budget'")]:
+    for harness, words in [
+        ({"tools": "root"}, "'harness.tools' is 'root'"),
+        (
+            {"policy": {"rules": ["permit ls"], "tools": {}, "default": "ask"}},
+            "'harness.policy' needs 'rules'",
+        ),
+        ({"policy": {"rules": [], "tools": {}, "default": "allow"}}, "never allowed"),
+        ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
+        ({"sandbox": True}, "only 'tools', 'policy' and 'budget'"),
+    ]:
         broken = {**recording, "harness": harness}
         with pytest.raises(RecordingError, match=words):
             save_recording(broken, tmp_path / "broken.json")
@@ -257,11 +336,15 @@ def test_a_real_models_recording_names_what_wrote_it_and_replays_strictly(name):
     assert provenance["declared"]["model_sha256"] == REAL[name]
     assert provenance["declared"]["server"].startswith("llama-cpp-python ")
     assert provenance["server_reported"]["model"]["id"] == provenance["model"]
-    models = {model_named(entry["chunk"]) for turn in recording["turns"]
-              for entry in turn["chunks"]}
+    models = {
+        model_named(entry["chunk"]) for turn in recording["turns"] for entry in turn["chunks"]
+    }
     assert models == {provenance["model"]}  # every reply says which model wrote it
-    replayed, events = run_attempt(ReplayModel(recording, strict=True),
-                                   provenance=provenance, task=recording["task"],
-                                   max_turns=recording["max_turns"])
+    replayed, events = run_attempt(
+        ReplayModel(recording, strict=True),
+        provenance=provenance,
+        task=recording["task"],
+        max_turns=recording["max_turns"],
+    )
     assert [compact_event(e) for e in events] == recording["events"]
     assert replayed["checks"] == recording["checks"]

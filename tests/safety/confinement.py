@@ -30,13 +30,14 @@ SECRET = "LABKIT-SENTINEL-this-text-lives-outside-the-copy"
 #: except in CI, where a missing prerequisite must fail.
 needs_proc = pytest.mark.skipif(
     not Path("/proc/self").is_dir() and os.environ.get("CI") != "true",
-    reason="no /proc here: only the process group is cleaned up (see SECURITY.md)")
+    reason="no /proc here: only the process group is cleaned up (see SECURITY.md)",
+)
 
 
 @dataclass(frozen=True)
 class Workspace:
-    copy: Path      # the disposable copy of the sample the tools work in
-    outside: Path   # a sentinel directory beside it: the target of every escape attempt
+    copy: Path  # the disposable copy of the sample the tools work in
+    outside: Path  # a sentinel directory beside it: the target of every escape attempt
     tools: RepoTools
 
 

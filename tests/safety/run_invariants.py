@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from labkit import STOP_REASONS, agent_events
 from labkit.harness.loop import TOOL_ERRORS
 
-ECHO_SCHEMAS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-                for name in ("echo", "refuse")]
+ECHO_SCHEMAS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    for name in ("echo", "refuse")
+]
 
 
 class RecordingTools:
@@ -118,11 +120,16 @@ def run_to_the_end(chat, tools, *, task="Repair path_rules.py.", max_turns=8) ->
 def finished_cleanly(request: Request) -> bool:
     """The least a stream must be for its tool calls to run (a necessary condition)."""
     chunks = request.chunks
-    return (request.failed is None and bool(chunks)
-            and all(isinstance(c, dict) and isinstance(c.get("message"), dict)
-                    and "error" not in c for c in chunks)
-            and [c.get("done") is True for c in chunks] == [False] * (len(chunks) - 1) + [True]
-            and chunks[-1].get("done_reason") != "length")
+    return (
+        request.failed is None
+        and bool(chunks)
+        and all(
+            isinstance(c, dict) and isinstance(c.get("message"), dict) and "error" not in c
+            for c in chunks
+        )
+        and [c.get("done") is True for c in chunks] == [False] * (len(chunks) - 1) + [True]
+        and chunks[-1].get("done_reason") != "length"
+    )
 
 
 def requested_calls(request: Request) -> list:
@@ -142,7 +149,8 @@ def assert_run_invariants(events: list, chat: RecordingChat, tools: RecordingToo
 
     started = [(e["turn"], e["name"], e["arguments"]) for e in events if e["type"] == "tool_start"]
     assert [(name, arguments) for _, name, arguments in started] == [
-        (name, arguments) for name, arguments, _ in tools.log], "tools ran as announced, in order"
+        (name, arguments) for name, arguments, _ in tools.log
+    ], "tools ran as announced, in order"
     assert stop["tool_calls"] == len(tools.log)
 
     results = iter(tools.log)
@@ -153,15 +161,19 @@ def assert_run_invariants(events: list, chat: RecordingChat, tools: RecordingToo
             assert ran, f"the loop asked again after turn {number}, which ran no tool"
         if not ran:
             continue
-        assert finished_cleanly(request), f"turn {number} ran tools from a stream that did not finish cleanly"
+        assert finished_cleanly(request), (
+            f"turn {number} ran tools from a stream that did not finish cleanly"
+        )
         calls = requested_calls(request)
         assert ran == [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
         sent = request.messages
-        assert after[:len(sent)] == sent, f"the conversation before turn {number} was rewritten"
+        assert after[: len(sent)] == sent, f"the conversation before turn {number} was rewritten"
         assistant = after[len(sent)]
         assert assistant["role"] == "assistant" and assistant["tool_calls"] == calls
-        assert assistant["content"] == "".join(c["message"].get("content") or "" for c in request.chunks)
-        assert after[len(sent) + 1:] == [
+        assert assistant["content"] == "".join(
+            c["message"].get("content") or "" for c in request.chunks
+        )
+        assert after[len(sent) + 1 :] == [
             {"role": "tool", "tool_name": name, "content": json.dumps(result)}
             for name, _, result in (next(results) for _ in ran)
         ], f"the results of turn {number} are not what the next request carries, in order"

@@ -16,9 +16,9 @@ from confinement import assert_nothing_secret, needs_proc, unchanged, workspace
 from conftest import ListChat, call, final_text_turn, tool_turn
 
 from labkit import agent_events, call_tool, run_checks
-from labkit.models.scripted import NEW_LINE, OLD_LINE
 from labkit.harness.sample import TEST_FILE
 from labkit.harness.tools import MAX_FILE_BYTES
+from labkit.models.scripted import NEW_LINE, OLD_LINE
 
 TEN_MB = 10 * 2**20
 
@@ -32,6 +32,7 @@ def ws():
 @pytest.fixture
 def attempt(ws, safety_tally):
     """``attempt(name, arguments)``: make one hostile call and check that nothing escaped."""
+
     def attempt(name, arguments, *, edits=False):
         safety_tally["hostile tool arguments"] += 1
         watched = (ws.outside,) if edits else (ws.outside, ws.copy)
@@ -39,6 +40,7 @@ def attempt(ws, safety_tally):
             result = call_tool(ws.tools, name, arguments)
         assert_nothing_secret(result)
         return result
+
     return attempt
 
 
@@ -83,45 +85,77 @@ def test_read_file_refuses_every_path_but_the_two_it_allows(ws, attempt, path):
     assert len(result["error"]) < 400  # a 100 kB path is not echoed back whole
 
 
-@pytest.mark.parametrize("name", [
-    "__init__", "invoke", "schemas", "__class__", "_handlers", "root", "test_timeout",
-    "_confined", "__dict__", "__getattribute__", "read_file.__globals__", "delete_everything",
-    "", "READ_FILE", " read_file", "run_tests\0", None, 7, ["read_file"], {"name": "run_tests"},
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "__init__",
+        "invoke",
+        "schemas",
+        "__class__",
+        "_handlers",
+        "root",
+        "test_timeout",
+        "_confined",
+        "__dict__",
+        "__getattribute__",
+        "read_file.__globals__",
+        "delete_everything",
+        "",
+        "READ_FILE",
+        " read_file",
+        "run_tests\0",
+        None,
+        7,
+        ["read_file"],
+        {"name": "run_tests"},
+    ],
+)
 def test_a_tool_name_never_reaches_an_attribute(attempt, name):
     result = attempt(name, {})
     assert result["error"].startswith("unknown tool")
     assert "the tools are: read_file, replace_text, run_tests" in result["error"]
 
 
-@pytest.mark.parametrize("name, arguments, message", [
-    ("read_file", None, "must be a JSON object"),
-    ("read_file", '{"path": "path_rules.py"}', "must be a JSON object"),
-    ("read_file", ["path_rules.py"], "must be a JSON object"),
-    ("read_file", 7, "must be a JSON object"),
-    ("read_file", {}, "missing ['path']"),
-    ("read_file", {"Path": "path_rules.py"}, "unexpected ['Path']"),
-    ("read_file", {"path": "path_rules.py", "mode": "w"}, "unexpected ['mode']"),
-    ("read_file", {"path": "path_rules.py", "self": None}, "unexpected ['self']"),
-    ("read_file", {"path": 7}, "'path' must be a string"),
-    ("read_file", {"path": None}, "'path' must be a string"),
-    ("read_file", {"path": True}, "'path' must be a string"),
-    ("read_file", {"path": ["path_rules.py"]}, "'path' must be a string"),
-    ("read_file", {"path": {"path": "path_rules.py"}}, "'path' must be a string"),
-    ("replace_text", {"old": OLD_LINE}, "missing ['new']"),
-    ("replace_text", {"new": NEW_LINE}, "missing ['old']"),
-    ("replace_text", {"old": OLD_LINE, "new": NEW_LINE, "path": "/etc/passwd"}, "unexpected ['path']"),
-    ("replace_text", {"old": OLD_LINE, "new": NEW_LINE, "file": "tests/test_path_rules.py"},
-     "unexpected ['file']"),
-    ("replace_text", {"old": 1, "new": 2}, "must be a string"),
-    ("replace_text", {"old": OLD_LINE, "new": None}, "'new' must be a string"),
-    ("replace_text", {"old": "", "new": "x"}, "'old' is empty"),
-    ("run_tests", {"flags": "-x"}, "unexpected ['flags']"),
-    ("run_tests", {"timeout": 0}, "unexpected ['timeout']"),
-    ("run_tests", {"args": ["--collect-only"]}, "unexpected ['args']"),
-    ("run_tests", [], "must be a JSON object"),
-])
-def test_malformed_arguments_are_refused_with_what_to_send_instead(attempt, name, arguments, message):
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("read_file", None, "must be a JSON object"),
+        ("read_file", '{"path": "path_rules.py"}', "must be a JSON object"),
+        ("read_file", ["path_rules.py"], "must be a JSON object"),
+        ("read_file", 7, "must be a JSON object"),
+        ("read_file", {}, "missing ['path']"),
+        ("read_file", {"Path": "path_rules.py"}, "unexpected ['Path']"),
+        ("read_file", {"path": "path_rules.py", "mode": "w"}, "unexpected ['mode']"),
+        ("read_file", {"path": "path_rules.py", "self": None}, "unexpected ['self']"),
+        ("read_file", {"path": 7}, "'path' must be a string"),
+        ("read_file", {"path": None}, "'path' must be a string"),
+        ("read_file", {"path": True}, "'path' must be a string"),
+        ("read_file", {"path": ["path_rules.py"]}, "'path' must be a string"),
+        ("read_file", {"path": {"path": "path_rules.py"}}, "'path' must be a string"),
+        ("replace_text", {"old": OLD_LINE}, "missing ['new']"),
+        ("replace_text", {"new": NEW_LINE}, "missing ['old']"),
+        (
+            "replace_text",
+            {"old": OLD_LINE, "new": NEW_LINE, "path": "/etc/passwd"},
+            "unexpected ['path']",
+        ),
+        (
+            "replace_text",
+            {"old": OLD_LINE, "new": NEW_LINE, "file": "tests/test_path_rules.py"},
+            "unexpected ['file']",
+        ),
+        ("replace_text", {"old": 1, "new": 2}, "must be a string"),
+        ("replace_text", {"old": OLD_LINE, "new": None}, "'new' must be a string"),
+        ("replace_text", {"old": "", "new": "x"}, "'old' is empty"),
+        ("run_tests", {"flags": "-x"}, "unexpected ['flags']"),
+        ("run_tests", {"timeout": 0}, "unexpected ['timeout']"),
+        ("run_tests", {"args": ["--collect-only"]}, "unexpected ['args']"),
+        ("run_tests", [], "must be a JSON object"),
+    ],
+)
+def test_malformed_arguments_are_refused_with_what_to_send_instead(
+    attempt, name, arguments, message
+):
     assert message in attempt(name, arguments)["error"]
 
 
@@ -152,18 +186,22 @@ def test_old_equal_to_the_whole_file_replaces_just_that_file(ws, attempt):
 def test_an_edit_that_breaks_the_syntax_is_allowed_and_the_next_test_run_says_so(ws, safety_tally):
     safety_tally["hostile tool arguments"] += 1
     broken = OLD_LINE[:-1]  # "path = PurePosixPath(name": an unclosed parenthesis
-    chat = ListChat(tool_turn(call("replace_text", old=OLD_LINE, new=broken)),
-                    tool_turn(call("run_tests")), final_text_turn("Fixed, all tests pass."))
+    chat = ListChat(
+        tool_turn(call("replace_text", old=OLD_LINE, new=broken)),
+        tool_turn(call("run_tests")),
+        final_text_turn("Fixed, all tests pass."),
+    )
     with unchanged(ws.outside, ws.copy / "tests"):
         events = list(agent_events(chat, ws.tools, "repair it"))
     results = [e["result"] for e in events if e["type"] == "tool_result"]
     assert results[0] == {"path": "path_rules.py", "replaced": 1}
     assert results[1]["exit_code"] == 2 and "SyntaxError" in results[1]["output"]
     assert events[-1]["reason"] == "assistant_finished"  # the claim is the model's, not a fact:
-    assert run_checks(ws.copy).passed == 0               # the independent check says otherwise
+    assert run_checks(ws.copy).passed == 0  # the independent check says otherwise
 
 
 # Files planted in the copy, as code run by the tests could plant them.
+
 
 def test_a_symlinked_source_file_is_neither_read_nor_written_through(ws, attempt):
     (ws.copy / "path_rules.py").unlink()
@@ -198,7 +236,8 @@ def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(ws, attempt):
 
 @pytest.mark.parametrize("planted", ["path_rules.py.labkit-tmp", ".path_rules.py.labkit-tmp"])
 def test_an_edit_does_not_write_through_a_symlink_planted_where_a_temporary_file_might_go(
-        ws, attempt, planted):
+    ws, attempt, planted
+):
     (ws.copy / planted).symlink_to(ws.outside / "secret.txt")
     result = attempt("replace_text", {"old": OLD_LINE, "new": NEW_LINE}, edits=True)
     assert result == {"path": "path_rules.py", "replaced": 1}
@@ -237,8 +276,10 @@ def test_a_symlink_loop_planted_as_the_source_is_a_tool_error(ws, attempt):
     source = ws.copy / "path_rules.py"
     source.unlink()
     source.symlink_to("path_rules.py")  # points at itself: resolving it never ends
-    for name, arguments in (("read_file", {"path": "path_rules.py"}),
-                            ("replace_text", {"old": OLD_LINE, "new": NEW_LINE})):
+    for name, arguments in (
+        ("read_file", {"path": "path_rules.py"}),
+        ("replace_text", {"old": OLD_LINE, "new": NEW_LINE}),
+    ):
         assert "not a regular file inside" in attempt(name, arguments)["error"]
 
 
@@ -278,19 +319,26 @@ def test_a_sparse_4_gib_source_file_is_read_within_bounded_memory(ws, safety_tal
     safety_tally["hostile tool arguments"] += 1
     with open(ws.copy / "path_rules.py", "r+b") as file:
         file.truncate(4 * 2**30)  # 4 GiB that take no disk
-    run = subprocess.run([sys.executable, "-c", SPARSE_READ, str(ws.copy)], capture_output=True,
-                         text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", SPARSE_READ, str(ws.copy)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-600:]
     assert f"file cut at {MAX_FILE_BYTES} of {4 * 2**30} bytes" in run.stdout
 
 
-@pytest.mark.parametrize("name, arguments", [
-    ("x" * 100_000, {}),
-    ("read_file", {"k" * 100_000: "path_rules.py"}),
-    ("read_file", {"path": "path_rules.py", **{f"key{n}": "v" for n in range(10_000)}}),
-    ("replace_text", {"old": 1, "new": "x", "o" * 100_000: 2}),
-    ("read_file", {"p" * 100_000: 7}),
-])
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("x" * 100_000, {}),
+        ("read_file", {"k" * 100_000: "path_rules.py"}),
+        ("read_file", {"path": "path_rules.py", **{f"key{n}": "v" for n in range(10_000)}}),
+        ("replace_text", {"old": 1, "new": "x", "o" * 100_000: 2}),
+        ("read_file", {"p" * 100_000: 7}),
+    ],
+)
 def test_error_texts_cut_long_names_and_keys(attempt, name, arguments):
     assert len(attempt(name, arguments)["error"]) < 600
 

@@ -10,10 +10,10 @@ import json
 import socket
 
 import pytest
+from conftest import PROJECT_DIR
 
 from labkit import RecordingError, load_recording, serve_recording
-from conftest import PROJECT_DIR
-from labkit.models.server import MAX_BODY_BYTES, MAX_DEPTH
+from labkit.models.loopback import MAX_BODY_BYTES, MAX_DEPTH
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 BOUND = 5.0  # seconds any answer may take (the slow-body timeout is set to 0.5 s)
@@ -60,50 +60,113 @@ def nested(depth: int) -> bytes:
 
 HOSTILE = {  # name: (request bytes, status, words of the error)
     "JSON recursion bomb": (post("/api/chat", b"[" * 200_000), 400, "nests deeper"),
-    "nesting just past the limit": (post("/api/chat", b'{"model": "m", "options": {"x": ' +
-                                         nested(MAX_DEPTH) + b"}}"), 400, "nests deeper"),
-    "tools is a string": (post("/api/chat", chat(messages=[], tools="read_file")), 400,
-                          "the request.tools is a JSON string"),
-    "tools holds a number": (post("/api/chat", chat(messages=[], tools=[1])), 400,
-                             "tools[0] is a JSON number, not a tool object"),
-    "tool function is a string": (post("/api/chat", chat(messages=[], tools=[
-        {"type": "function", "function": "read_file"}])), 400, "tools[0].function is a JSON string"),
-    "messages entry is a number": (post("/api/chat", chat(messages=[1])), 400,
-                                   "messages[0] is a JSON number, not an object"),
-    "messages entry is a list": (post("/api/chat", chat(messages=[["user", "hi"]])), 400,
-                                 "messages[0] is a JSON array"),
-    "role is a number": (post("/api/chat", chat(messages=[{"role": 5}])), 400,
-                         "messages[0].role is a JSON number"),
-    "tool call arguments as text": (post("/api/chat", chat(messages=[
-        {"role": "assistant", "tool_calls": [{"function": {"name": "x", "arguments": "{}"}}]}])),
-        400, "arguments is a JSON string, not object"),
-    "messages is an object": (post("/api/chat", chat(messages={"role": "user"})), 400,
-                              "the request.messages is a JSON object, not array"),
+    "nesting just past the limit": (
+        post("/api/chat", b'{"model": "m", "options": {"x": ' + nested(MAX_DEPTH) + b"}}"),
+        400,
+        "nests deeper",
+    ),
+    "tools is a string": (
+        post("/api/chat", chat(messages=[], tools="read_file")),
+        400,
+        "the request.tools is a JSON string",
+    ),
+    "tools holds a number": (
+        post("/api/chat", chat(messages=[], tools=[1])),
+        400,
+        "tools[0] is a JSON number, not a tool object",
+    ),
+    "tool function is a string": (
+        post("/api/chat", chat(messages=[], tools=[{"type": "function", "function": "read_file"}])),
+        400,
+        "tools[0].function is a JSON string",
+    ),
+    "messages entry is a number": (
+        post("/api/chat", chat(messages=[1])),
+        400,
+        "messages[0] is a JSON number, not an object",
+    ),
+    "messages entry is a list": (
+        post("/api/chat", chat(messages=[["user", "hi"]])),
+        400,
+        "messages[0] is a JSON array",
+    ),
+    "role is a number": (
+        post("/api/chat", chat(messages=[{"role": 5}])),
+        400,
+        "messages[0].role is a JSON number",
+    ),
+    "tool call arguments as text": (
+        post(
+            "/api/chat",
+            chat(
+                messages=[
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"function": {"name": "x", "arguments": "{}"}}],
+                    }
+                ]
+            ),
+        ),
+        400,
+        "arguments is a JSON string, not object",
+    ),
+    "messages is an object": (
+        post("/api/chat", chat(messages={"role": "user"})),
+        400,
+        "the request.messages is a JSON object, not array",
+    ),
     "body is a list": (post("/api/chat", b"[1, 2]"), 400, "a JSON array, not an object"),
     "body is NaN": (post("/api/chat", b'{"model": NaN}'), 400, "not JSON"),
     "body is not UTF-8": (post("/api/chat", b'{"model": "\xff"}'), 400, "not JSON"),
     "empty body": (post("/api/chat", b""), 400, "missing request body"),
     "show without a model": (post("/api/show", b"{}"), 400, "model is required"),
-    "negative Content-Length": (post("/api/chat", b"", Content_Length="-5"), 400,
-                                "is not a number of bytes"),
-    "Content-Length not a number": (post("/api/chat", b"", Content_Length="ten"), 400,
-                                    "is not a number of bytes"),
-    "absurd Content-Length": (post("/api/chat", b"", Content_Length="9" * 40), 400,
-                              "is not a number of bytes"),
-    "1 GiB Content-Length": (post("/api/chat", b"", Content_Length=str(2**30)), 413,
-                             f"accepts at most {MAX_BODY_BYTES:,}"),
-    "just over the body cap": (post("/api/chat", b"", Content_Length=str(MAX_BODY_BYTES + 1)),
-                               413, "bytes; this server accepts at most"),
-    "two Content-Lengths": (b"POST /api/chat HTTP/1.1\r\nContent-Length: 2\r\n"
-                            b"Content-Length: 7\r\n\r\n{}", 400, "conflicting"),
-    "chunked body": (post("/api/chat", b"0\r\n\r\n", Transfer_Encoding="chunked"), 411,
-                     "not chunked"),
-    "body shorter than announced": (post("/api/chat", b"{}", Content_Length="2")[:-1], 400,
-                                    "ended after 1 of 2 bytes"),
+    "negative Content-Length": (
+        post("/api/chat", b"", Content_Length="-5"),
+        400,
+        "is not a number of bytes",
+    ),
+    "Content-Length not a number": (
+        post("/api/chat", b"", Content_Length="ten"),
+        400,
+        "is not a number of bytes",
+    ),
+    "absurd Content-Length": (
+        post("/api/chat", b"", Content_Length="9" * 40),
+        400,
+        "is not a number of bytes",
+    ),
+    "1 GiB Content-Length": (
+        post("/api/chat", b"", Content_Length=str(2**30)),
+        413,
+        f"accepts at most {MAX_BODY_BYTES:,}",
+    ),
+    "just over the body cap": (
+        post("/api/chat", b"", Content_Length=str(MAX_BODY_BYTES + 1)),
+        413,
+        "bytes; this server accepts at most",
+    ),
+    "two Content-Lengths": (
+        b"POST /api/chat HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 7\r\n\r\n{}",
+        400,
+        "conflicting",
+    ),
+    "chunked body": (
+        post("/api/chat", b"0\r\n\r\n", Transfer_Encoding="chunked"),
+        411,
+        "not chunked",
+    ),
+    "body shorter than announced": (
+        post("/api/chat", b"{}", Content_Length="2")[:-1],
+        400,
+        "ended after 1 of 2 bytes",
+    ),
     "garbage request line": (b"GET / HTTP/one\r\n\r\n", 400, "labkit replay server: "),
     "unknown method": (b"BREW /api/chat HTTP/1.1\r\nHost: x\r\n\r\n", 405, "labkit replay server"),
-    "header line too long": (b"GET / HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431,
-                             "labkit replay server"),
+    "header line too long": (
+        b"GET / HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n",
+        431,
+        "labkit replay server",
+    ),
 }
 
 
@@ -156,10 +219,14 @@ def test_an_error_of_its_own_is_answered_with_500_and_kept(server, monkeypatch, 
 
 def test_a_recording_given_as_a_dict_is_checked_before_serving(safety_tally):
     safety_tally["hostile HTTP requests"] += 1
-    for broken, words in (({}, "'format' is None"),
-                          ({**REPAIR, "turns": [{"chunks": []}]}, "turn 1 has no request"),
-                          ({**REPAIR, "test_file_sha256": {"before": "0" * 64, "after": "0" * 64}},
-                           "recorded against a different sample")):
+    for broken, words in (
+        ({}, "'format' is None"),
+        ({**REPAIR, "turns": [{"chunks": []}]}, "turn 1 has no request"),
+        (
+            {**REPAIR, "test_file_sha256": {"before": "0" * 64, "after": "0" * 64}},
+            "recorded against a different sample",
+        ),
+    ):
         with pytest.raises(RecordingError, match=words):
             serve_recording(broken)
 
@@ -180,35 +247,49 @@ SSE_HOSTILE = {  # name: (body for a provider, extra headers, status, words of t
     "JSON recursion bomb": (lambda p: b"[" * 200_000, {}, 400, "nests deeper"),
     "body is a list": (lambda p: b"[1, 2]", {}, 400, "a JSON array, not an object"),
     "body is NaN": (lambda p: b'{"model": NaN}', {}, 400, "not JSON"),
-    "1 GiB Content-Length": (lambda p: b"", {"Content_Length": str(2**30)}, 413,
-                             "accepts at most"),
+    "1 GiB Content-Length": (lambda p: b"", {"Content_Length": str(2**30)}, 413, "accepts at most"),
     "chunked body": (lambda p: b"0\r\n\r\n", {"Transfer_Encoding": "chunked"}, 411, "not chunked"),
-    "messages entry is a number": (lambda p: sse_chat(p, messages=[1]), {}, 400,
-                                   "messages[0] is a JSON number, not an object"),
-    "tools holds a number": (lambda p: sse_chat(p, messages=[], tools=[1]), {}, 400,
-                             "tools[0] is a JSON number, not a tool object"),
+    "messages entry is a number": (
+        lambda p: sse_chat(p, messages=[1]),
+        {},
+        400,
+        "messages[0] is a JSON number, not an object",
+    ),
+    "tools holds a number": (
+        lambda p: sse_chat(p, messages=[], tools=[1]),
+        {},
+        400,
+        "tools[0] is a JSON number, not a tool object",
+    ),
     "no model": (lambda p: b'{"messages": []}', {}, 400, "model"),
 }
 
 
 @pytest.fixture(scope="module")
 def sse_servers():
-    with serve_recording(load_recording(PROJECT_DIR / "recordings" / "repair_openai.json"),
-                         request_timeout=0.5) as openai, \
-            serve_recording(load_recording(PROJECT_DIR / "recordings" / "repair_anthropic.json"),
-                            request_timeout=0.5) as anthropic:
+    with (
+        serve_recording(
+            load_recording(PROJECT_DIR / "recordings" / "repair_openai.json"), request_timeout=0.5
+        ) as openai,
+        serve_recording(
+            load_recording(PROJECT_DIR / "recordings" / "repair_anthropic.json"),
+            request_timeout=0.5,
+        ) as anthropic,
+    ):
         yield {"openai": openai, "anthropic": anthropic}
 
 
 @pytest.mark.parametrize("name", sorted(SSE_HOSTILE))
 @pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
 def test_a_hostile_request_to_an_sse_api_gets_that_apis_4xx_error_and_the_server_goes_on(
-        provider, name, sse_servers, safety_tally):
+    provider, name, sse_servers, safety_tally
+):
     safety_tally["hostile HTTP requests"] += 1
     server = sse_servers[provider]
     body, headers, status, words = SSE_HOSTILE[name]
-    got_status, answer, _ = exchange(server.url, post(SSE_ROUTES[provider], body(provider),
-                                                      **headers))
+    got_status, answer, _ = exchange(
+        server.url, post(SSE_ROUTES[provider], body(provider), **headers)
+    )
     assert got_status == status, answer
     error = answer["error"]
     assert words in error["message"] and {"openai": "param", "anthropic": "type"}[provider] in error

@@ -15,8 +15,14 @@ from conftest import FakeTools, ListChat, call, chunk, final_text_turn, tool_tur
 from labkit import RepoTools, agent_events, sample_copy
 from labkit.harness.tools import SCHEMAS
 
-NOT_OBJECTS = {"a JSON string": '{"path": "path_rules.py"}', "a cut JSON string": '{"x": 1',
-               "a list": ["path_rules.py"], "null": None, "a number": 7, "true": True}
+NOT_OBJECTS = {
+    "a JSON string": '{"path": "path_rules.py"}',
+    "a cut JSON string": '{"x": 1',
+    "a list": ["path_rules.py"],
+    "null": None,
+    "a number": 7,
+    "true": True,
+}
 
 
 @pytest.mark.parametrize("arguments", NOT_OBJECTS.values(), ids=NOT_OBJECTS)
@@ -57,10 +63,17 @@ def test_a_chat_that_edits_its_request_and_schemas_changes_nothing_later(safety_
 
     with sample_copy() as root:
         events = list(agent_events(vandal, RepoTools(root), "task"))
-        again = list(agent_events(ListChat(tool_turn(call("read_file", path="path_rules.py")),
-                                           final_text_turn("ok")), RepoTools(root), "task"))
+        again = list(
+            agent_events(
+                ListChat(tool_turn(call("read_file", path="path_rules.py")), final_text_turn("ok")),
+                RepoTools(root),
+                "task",
+            )
+        )
     assert json.dumps(SCHEMAS) == pristine, "a chat changed the module's tool schemas"
-    assert events[-1]["reason"] == "assistant_finished" and again[-1]["reason"] == "assistant_finished"
+    assert (
+        events[-1]["reason"] == "assistant_finished" and again[-1]["reason"] == "assistant_finished"
+    )
     assert "content" in next(e for e in events if e["type"] == "tool_result")["result"]
     second = json.loads(seen[1])
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
@@ -72,8 +85,11 @@ def test_a_consumer_that_edits_events_redirects_nothing(safety_tally):
     chat = ListChat(tool_turn(call("echo", path="safe")), final_text_turn("ok"))
     for event in agent_events(chat, tools, "task"):
         for value in (event.get("arguments"), event.get("messages"), event.get("tools")):
-            for edit in (lambda v: v.update(path="../../etc/passwd"), lambda v: v.clear(),
-                         lambda v: v.append({"role": "user", "content": "obey"})):
+            for edit in (
+                lambda v: v.update(path="../../etc/passwd"),
+                lambda v: v.clear(),
+                lambda v: v.append({"role": "user", "content": "obey"}),
+            ):
                 try:
                     edit(value)
                 except (TypeError, AttributeError):

@@ -8,25 +8,37 @@ tools really did.
 """
 
 import pytest
+from conftest import PROJECT_DIR
 from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
 
 from labkit import OllamaModel, RepoTools, load_recording, sample_copy, serve_recording
-from conftest import PROJECT_DIR
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 
 FAULTS = [  # (faults on turn 2, stop reason, words the learner reads)
     ({"drop_done": True}, "incomplete_model_turn", "the stream ended without a 'done' chunk"),
     ({"close_after": 3}, "model_error", "broke after 3 chunks, before the reply was complete"),
-    ({"error_after": 2, "error": "CUDA error: out of memory"}, "model_error",
-     "reported an error during the reply: CUDA error: out of memory"),
+    (
+        {"error_after": 2, "error": "CUDA error: out of memory"},
+        "model_error",
+        "reported an error during the reply: CUDA error: out of memory",
+    ),
     ({"garbage_after": 4}, "model_error", "sent something that is not Ollama chat data"),
-    ({"status": 500, "error": "llama runner process has terminated"}, "model_error",
-     "answered HTTP 500: llama runner process has terminated"),
-    ({"status": 404, "error": 'model "gemma4:e2b" not found, try pulling it first'}, "model_error",
-     "download it with `ollama pull gemma4:e2b`"),
-    ({"status": 400, "error": '"gemma4:e2b" does not support thinking'}, "model_error",
-     "'gemma4:e2b' does not support thinking, and this course asks for it"),
+    (
+        {"status": 500, "error": "llama runner process has terminated"},
+        "model_error",
+        "answered HTTP 500: llama runner process has terminated",
+    ),
+    (
+        {"status": 404, "error": 'model "gemma4:e2b" not found, try pulling it first'},
+        "model_error",
+        "download it with `ollama pull gemma4:e2b`",
+    ),
+    (
+        {"status": 400, "error": '"gemma4:e2b" does not support thinking'},
+        "model_error",
+        "'gemma4:e2b' does not support thinking, and this course asks for it",
+    ),
     ({"delay": 30}, "model_error", "did not answer within 0.5 s"),
     ({"stall_after": 3}, "model_error", "went quiet for 0.5 s after 3 chunks"),
 ]
@@ -34,7 +46,10 @@ FAULTS = [  # (faults on turn 2, stop reason, words the learner reads)
 
 def run_through_the_sdk(url, max_turns=8):
     with sample_copy() as root:
-        chat, tools = RecordingChat(OllamaModel(host=url, timeout=0.5)), RecordingTools(RepoTools(root))
+        chat, tools = (
+            RecordingChat(OllamaModel(host=url, timeout=0.5)),
+            RecordingTools(RepoTools(root)),
+        )
         events = run_to_the_end(chat, tools, task=REPAIR["task"], max_turns=max_turns)
     assert_run_invariants(events, chat, tools, max_turns=max_turns)
     return events, tools
@@ -42,7 +57,8 @@ def run_through_the_sdk(url, max_turns=8):
 
 @pytest.mark.parametrize("faults, reason, message", FAULTS, ids=[str(f[0]) for f in FAULTS])
 def test_a_broken_reply_stops_with_its_reason_and_runs_nothing_from_it(
-        faults, reason, message, safety_tally):
+    faults, reason, message, safety_tally
+):
     safety_tally["model faults through the SDK"] += 1
     with serve_recording(REPAIR, turn=2, **faults) as server:
         events, tools = run_through_the_sdk(server.url)

@@ -38,29 +38,36 @@ def python(code):
     return [sys.executable, "-c", textwrap.dedent(code)]
 
 
-def test_fifty_megabytes_of_output_keep_both_ends_and_say_how_much_was_cut(copy, safety_tally,
-                                                                          safety_notes):
+def test_fifty_megabytes_of_output_keep_both_ends_and_say_how_much_was_cut(
+    copy, safety_tally, safety_notes
+):
     start = time.monotonic()
-    run = run_command(copy, python("""
+    run = run_command(
+        copy,
+        python("""
         import sys
         sys.stdout.write("HEAD" + "x" * 1996)
         for _ in range(500):
             sys.stdout.write("y" * 100_000)
         sys.stdout.write("z" * 1996 + "TAIL")
         sys.stderr.write("e" * 10_000)
-    """))
+    """),
+    )
     seconds = time.monotonic() - start
     safety_tally["hostile commands run"] += 1
     safety_notes.append(f"run_command printing 50 MB: returned after {seconds:.1f} s")
-    assert run.stdout == ("HEAD" + "x" * 1996 + "\n[labkit: 50000000 bytes cut]\n"
-                          + "z" * 1996 + "TAIL")
+    assert run.stdout == (
+        "HEAD" + "x" * 1996 + "\n[labkit: 50000000 bytes cut]\n" + "z" * 1996 + "TAIL"
+    )
     assert run.stderr == "e" * 2000 + "\n[labkit: 6000 bytes cut]\n" + "e" * 2000
     assert run.exit_code == 0 and not run.timed_out
 
 
 def test_binary_output_comes_back_as_text_the_model_can_be_sent(copy, safety_tally):
-    result = ShellTools(copy).invoke("run_command", {"command": python(
-        "import sys; sys.stdout.buffer.write(bytes(range(256)) * 4)")})
+    result = ShellTools(copy).invoke(
+        "run_command",
+        {"command": python("import sys; sys.stdout.buffer.write(bytes(range(256)) * 4)")},
+    )
     safety_tally["hostile commands run"] += 1
     text = result["stdout"]
     assert len(text) == 1024 and text[:4] == "\x00\x01\x02\x03"
@@ -123,16 +130,25 @@ def test_no_process_outlives_a_finished_command(copy, leftover, safety_tally, sa
 
 
 @needs_proc
-def test_a_command_that_hangs_is_stopped_on_time_with_all_it_started(copy, safety_tally,
-                                                                   safety_notes):
+def test_a_command_that_hangs_is_stopped_on_time_with_all_it_started(
+    copy, safety_tally, safety_notes
+):
     start = time.monotonic()
-    run = run_command(copy, python(PRELUDE + "".join(textwrap.dedent(code) for code in
-                                                     LEFTOVERS.values()) + "time.sleep(600)\n"),
-                      timeout=3)
+    run = run_command(
+        copy,
+        python(
+            PRELUDE
+            + "".join(textwrap.dedent(code) for code in LEFTOVERS.values())
+            + "time.sleep(600)\n"
+        ),
+        timeout=3,
+    )
     seconds = time.monotonic() - start
     safety_tally["hostile commands run"] += 1
-    safety_notes.append(f"run_command that sleeps forever (and left 3 processes): returned "
-                        f"after {seconds:.1f} s for a 3 s timeout")
+    safety_notes.append(
+        f"run_command that sleeps forever (and left 3 processes): returned "
+        f"after {seconds:.1f} s for a 3 s timeout"
+    )
     assert seconds < 3 + HANG
     assert run.timed_out and run.exit_code == -signal.SIGKILL
     assert run.stderr.endswith("[labkit: the command was stopped after 3 s]")
@@ -141,14 +157,22 @@ def test_a_command_that_hangs_is_stopped_on_time_with_all_it_started(copy, safet
 
 
 @needs_proc
-def test_a_process_that_leaves_the_group_and_clears_its_environment_is_stopped_too(copy,
-                                                                               safety_tally):
+def test_a_process_that_leaves_the_group_and_clears_its_environment_is_stopped_too(
+    copy, safety_tally
+):
     """The reaper (labkit/reaper.py) adopts orphans whatever they did to group or environment."""
-    run = run_command(copy, python(PRELUDE + textwrap.dedent("""
-        hidden = subprocess.Popen(["env", "-i", sys.executable, "-c", "import time; time.sleep(120)"],
+    run = run_command(
+        copy,
+        python(
+            PRELUDE
+            + textwrap.dedent("""
+        sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+        hidden = subprocess.Popen(["env", "-i", *sleeper],
                                   start_new_session=True, stdout=sys.stdout)
         Path("hidden.pid").write_text(str(hidden.pid))
-    """)))
+    """)
+        ),
+    )
     assert (copy / "hidden.pid").exists(), run.stderr
     hidden = int((copy / "hidden.pid").read_text())
     try:
@@ -190,13 +214,30 @@ def test_state_does_not_carry_from_one_call_to_the_next(copy, safety_tally):
 POLICY = Policy([allow("pytest *"), allow("pytest"), allow("echo *"), deny("rm *")])
 
 HIDDEN = [
-    "pytest; rm -rf .", "pytest;rm -rf .", "pytest&&rm -rf .", "pytest||rm -rf .",
-    "pytest|rm -rf .", "pytest&rm -rf .", "pytest\nrm -rf .", "pytest\r\nrm -rf .",
-    "pytest $(rm -rf .)", "pytest `rm -rf .`", 'pytest "$(rm -rf .)"', 'pytest "`rm -rf .`"',
-    "pytest $(echo $(rm -rf .))", "pytest <(rm -rf .)", "pytest >(rm -rf .)",
-    "echo ok && (rm -rf .)", "echo ok; { rm -rf .; }",
-    "if true; then rm -rf .; fi", "while true; do rm -rf .; done", "! rm -rf .",
-    "pytest | xargs rm -rf", "x=1 rm -rf .", "pytest; r\\m -rf .", "pytest; 'rm' -rf .",
+    "pytest; rm -rf .",
+    "pytest;rm -rf .",
+    "pytest&&rm -rf .",
+    "pytest||rm -rf .",
+    "pytest|rm -rf .",
+    "pytest&rm -rf .",
+    "pytest\nrm -rf .",
+    "pytest\r\nrm -rf .",
+    "pytest $(rm -rf .)",
+    "pytest `rm -rf .`",
+    'pytest "$(rm -rf .)"',
+    'pytest "`rm -rf .`"',
+    "pytest $(echo $(rm -rf .))",
+    "pytest <(rm -rf .)",
+    "pytest >(rm -rf .)",
+    "echo ok && (rm -rf .)",
+    "echo ok; { rm -rf .; }",
+    "if true; then rm -rf .; fi",
+    "while true; do rm -rf .; done",
+    "! rm -rf .",
+    "pytest | xargs rm -rf",
+    "x=1 rm -rf .",
+    "pytest; r\\m -rf .",
+    "pytest; 'rm' -rf .",
     'pytest; "r"m -rf .',
 ]
 
@@ -215,12 +256,21 @@ JOINS = [";", " ; ", "&&", " || ", "|", " & ", "\n"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(pieces=st.lists(st.tuples(st.sampled_from(ALLOWED + OTHERS), st.sampled_from(JOINS),
-                          st.sampled_from(["{}", "$({})", "`{}`", '"$({})"', "({})"])),
-                min_size=1, max_size=5))
+@given(
+    pieces=st.lists(
+        st.tuples(
+            st.sampled_from(ALLOWED + OTHERS),
+            st.sampled_from(JOINS),
+            st.sampled_from(["{}", "$({})", "`{}`", '"$({})"', "({})"]),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_a_command_line_is_allowed_only_if_every_command_in_it_is(pieces, safety_tally):
     text = "".join(wrap.format(command) + join for command, join, wrap in pieces).rstrip(
-        "".join(JOINS))
+        "".join(JOINS)
+    )
     verdict = check_command(POLICY, text)
     plain = all(command in ALLOWED and wrap in ("{}", "({})") for command, _, wrap in pieces)
     safety_tally["command lines judged by the gate"] += 1

@@ -1,8 +1,8 @@
 """Property tests of the loop: generated model streams, honest and hostile.
 
 Each generated case is a conversation (strategies.py): up to four scripted model replies
-and a budget of one to four model requests. A reply is a sequence of steps, each a well-formed chunk, a
-malformed chunk or an exception raised mid-stream, so ``done`` comes anywhere or nowhere,
+and a budget of one to four model requests. A reply is a sequence of steps, each a well-formed
+chunk, a malformed chunk or an exception raised mid-stream, so ``done`` comes anywhere or nowhere,
 with any ``done_reason``, and tool calls come in any shape; or the model call itself fails.
 The loop runs each case against recording fake tools, and every run is checked twice:
 
@@ -29,6 +29,7 @@ EXAMPLES = 500
 
 
 # The scripted model, and the documented rules applied to what it will send.
+
 
 class ScriptedChat:
     """Answers the n-th request with the n-th reply; raises when it has none left."""
@@ -70,7 +71,8 @@ class FailsOnClose:
 
 
 def judge(reply: Reply):
-    """How the documented rules judge one reply: ``("dispatch", calls)`` or ``(stop reason, [])``."""
+    """How the documented rules judge one reply: ``("dispatch", calls)`` or
+    ``(stop reason, [])``."""
     if reply.refusal:
         return "model_error", []
     done, reason, text, calls = False, None, [], []
@@ -107,8 +109,13 @@ def expected_run(replies, max_turns):
 def test_generated_streams_keep_every_invariant(safety_tally):
     stops = Counter()
 
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(conversations)
     def check(conversation):
         replies, max_turns = conversation
@@ -120,7 +127,8 @@ def test_generated_streams_keep_every_invariant(safety_tally):
         stop = events[-1]
         assert (stop["reason"], stop["turns"]) == (reason, turns)
         assert [(name, arguments) for name, arguments, _ in tools.log] == [
-            (c["function"]["name"], c["function"].get("arguments", {})) for c in calls]
+            (c["function"]["name"], c["function"].get("arguments", {})) for c in calls
+        ]
         stops[reason] += 1
         safety_tally["generated streams (model replies)"] += len(chat.requests)
         safety_tally["tool calls dispatched from generated streams"] += len(tools.log)

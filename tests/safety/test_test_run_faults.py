@@ -20,7 +20,7 @@ from labkit.harness.pytest_run import FIXED_ENV, PASSED_THROUGH
 from labkit.harness.tools import MAX_TEST_OUTPUT
 
 TIMEOUT = 4.0  # seconds a planted hang is given; pytest starts in well under one
-HANG = 60.0    # returning later than the timeout plus this is a hang, not a slow machine
+HANG = 60.0  # returning later than the timeout plus this is a hang, not a slow machine
 
 #: Code that starts one process meant to outlive the test run and writes its pid to a file.
 ESCAPES = {
@@ -53,7 +53,8 @@ def plant(copy, body: str, *, then: str = "") -> None:
     code = textwrap.indent(textwrap.dedent(body) + textwrap.dedent(then), "    ")
     (copy / "tests" / "test_planted.py").write_text(
         "import json, os, subprocess, sys, time\nfrom pathlib import Path\n\n"
-        f"def test_planted():\n{code}\n")
+        f"def test_planted():\n{code}\n"
+    )
 
 
 def timed_run_tests(ws):
@@ -89,8 +90,10 @@ def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_ta
         plant(ws.copy, "".join(ESCAPES.values()), then="time.sleep(600)\n")
         result, seconds = timed_run_tests(ws)
         safety_tally["test-run faults injected"] += 1
-        safety_notes.append(f"test run that sleeps forever (and left 3 processes): returned "
-                            f"after {seconds:.1f} s for a {TIMEOUT:g} s timeout")
+        safety_notes.append(
+            f"test run that sleeps forever (and left 3 processes): returned "
+            f"after {seconds:.1f} s for a {TIMEOUT:g} s timeout"
+        )
         assert seconds < TIMEOUT + HANG
         assert result["timed_out"] and f"stopped after {TIMEOUT:g} s" in result["output"]
         assert len(list(ws.copy.glob("*.pid"))) == 3, "the planted test did not get to start"
@@ -99,22 +102,29 @@ def test_a_test_that_never_ends_is_stopped_on_time_with_all_it_started(safety_ta
 
 @needs_proc
 def test_a_process_that_clears_its_environment_and_holds_the_output_is_stopped_too(
-        safety_tally, safety_notes):
+    safety_tally, safety_notes
+):
     """It leaves the group and replaces its environment: only the subreaper can find it."""
     with workspace() as ws:
-        plant(ws.copy, """
+        plant(
+            ws.copy,
+            """
             pipe = next(fd for fd in range(3, 64) if os.path.exists(f"/proc/self/fd/{fd}")
                         and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"))
-            hidden = subprocess.Popen(["env", "-i", sys.executable, "-c", "import time; time.sleep(120)"],
+            sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+            hidden = subprocess.Popen(["env", "-i", *sleeper],
                                       start_new_session=True, pass_fds=[pipe])
             Path("hidden.pid").write_text(str(hidden.pid))
-        """)
+        """,
+        )
         result, seconds = timed_run_tests(ws)
         hidden = int((ws.copy / "hidden.pid").read_text())
         try:
             safety_tally["test-run faults injected"] += 1
-            safety_notes.append(f"test run leaving a process with a new environment that "
-                                f"holds the output: returned after {seconds:.1f} s")
+            safety_notes.append(
+                f"test run leaving a process with a new environment that "
+                f"holds the output: returned after {seconds:.1f} s"
+            )
             assert seconds < HANG and not result["timed_out"]
             assert "still running" not in result["output"]
             assert not process_alive(hidden), "a process with a new environment outlived the run"
@@ -126,32 +136,43 @@ def test_a_process_that_clears_its_environment_and_holds_the_output_is_stopped_t
 @needs_proc
 def test_a_test_that_prints_50_mb_yields_only_a_bounded_tail(safety_tally, safety_notes):
     with workspace() as ws:
-        plant(ws.copy, """
+        plant(
+            ws.copy,
+            """
             line = "x" * 99 + "\\n"
             for _ in range(500):
                 sys.stdout.write(line * 1000)  # 100 kB at a time, 50 MB in all
             assert False, "the loud test failed"
-        """)
+        """,
+        )
         result, seconds = timed_run_tests(ws)
         safety_tally["test-run faults injected"] += 1
-        safety_notes.append(f"test run printing 50 MB: returned after {seconds:.1f} s with "
-                            f"{len(result['output'])} characters of output")
+        safety_notes.append(
+            f"test run printing 50 MB: returned after {seconds:.1f} s with "
+            f"{len(result['output'])} characters of output"
+        )
         assert not result["timed_out"] and len(result["output"]) <= MAX_TEST_OUTPUT
         assert result["output"].rstrip().endswith("2 failed, 3 passed")  # the tail, not the head
         assert processes_in(ws.copy) == []
 
 
-SECRETS = {"OLLAMA_API_KEY": "fake-ollama-key-4711", "OPENAI_API_KEY": "sk-fake-openai-4712",
-           "GITHUB_TOKEN": "ghp_fake_token_4713"}
+SECRETS = {
+    "OLLAMA_API_KEY": "fake-ollama-key-4711",
+    "OPENAI_API_KEY": "sk-fake-openai-4712",
+    "GITHUB_TOKEN": "ghp_fake_token_4713",
+}
 
 
 def test_a_test_cannot_see_the_parents_secrets(monkeypatch, safety_tally):
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     with workspace() as ws:
-        plant(ws.copy, """
+        plant(
+            ws.copy,
+            """
             Path("seen.json").write_text(json.dumps(dict(os.environ)))
-        """)
+        """,
+        )
         result = ws.tools.invoke("run_tests", {})
         safety_tally["test-run faults injected"] += 1
         seen = json.loads((ws.copy / "seen.json").read_text())
