@@ -45,7 +45,8 @@ from .harness import (
     sample_copy,
     tool_message,
 )
-from .harness.budget import Budget, compact, head_and_tail, measure, order_problems, request_sizes
+from .harness.budget import Budget, compact, head_and_tail
+from .harness.conversation import measure, order_problems, request_sizes
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.prompt import BUDGET_TASK, SHELL_TASK
 from .harness.shell import ShellTools, run_command

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..harness.budget import measure
+from ..harness.conversation import measure
 from ..harness.formats import FORMATS
 from ..harness.turns import Turn, TurnAssembler
 

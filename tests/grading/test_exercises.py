@@ -174,6 +174,9 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.gate",
         "labkit.harness.budget",
         "labkit.harness.shell",
+        "labkit.harness.shell_syntax",
+        "labkit.harness.conversation",
+        "labkit.harness.toolset",
         "labkit.models.scripted",
         "labkit.recording.setup",
         "labkit.models",
@@ -355,7 +358,7 @@ def test_the_cut_reference_and_the_harness_cut_agree():
 
 def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
     from labkit.grading.budget_checks import NOTE, compacted_reference, compaction_cases, size
-    from labkit.harness.budget import order_problems
+    from labkit.harness.conversation import order_problems
 
     for label, messages, budget, _ in compaction_cases():
         result = compacted_reference(messages, budget)
