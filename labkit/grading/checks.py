@@ -35,8 +35,8 @@ from .feedback import Answer, Case, CheckFailed, check_linear_time, fail, run_ca
 from .isolated import (
     AnswerError,
     Other,
-    checks_value,
     run_answer,
+    run_counts_value,
     same,
     tools_value,
     unchanged,
@@ -920,7 +920,7 @@ def check_repair_verdict(repair_succeeded, *, hidden: bool = False) -> None:
         cases.append(
             Case(
                 label,
-                [checks_value(exit_code, passed, failed, output), hash_before, hash_after],
+                [run_counts_value(exit_code, passed, failed, output), hash_before, hash_after],
                 verdict,
                 shown=shown,
                 hint=hint,
