@@ -1,6 +1,6 @@
 """What the answer's process is given when it is timed: the inputs exactly, however they were
-sent (plain JSON data is used as parsed; a checks or tools value still arrives as an object),
-and the same bytes for every process timed on the same inputs."""
+sent (plain JSON data is used as parsed; a test run's counts or a tools value still arrives as
+an object), and the same bytes for every process timed on the same inputs."""
 
 from labkit.grading.isolated import TimedInputs, run_counts_value, time_answer
 
