@@ -53,6 +53,7 @@ def learner_answer(function, name: str) -> Answer:
 
 
 def new_seed() -> int:
+    """A seed for the cases a check draws afresh; the feedback shows it beside each one."""
     return random.SystemRandom().randrange(10**6)
 
 
@@ -149,11 +150,14 @@ def _random_value(draw: random.Random, depth: int = 0):
 
 
 def random_result(draw: random.Random, depth: int = 0) -> dict:
+    """A tool's result drawn afresh: a few of the tools' keys, each with any JSON value."""
     keys = ["path", "content", "exit_code", "timed_out", "output", "error", "replaced", "note"]
     return {key: _random_value(draw, depth) for key in draw.sample(keys, draw.randrange(1, 5))}
 
 
 def verdict_problem(got, case, outcome) -> str | None:
+    """What is wrong with a True/False verdict (lessons 02 and 04), or None; chunks it was
+    given must come back unchanged."""
     if not isinstance(got, bool):
         forgot = ": did you forget `return`?" if got is None else ""
         return f"return True or False, not {typed(got)}{forgot}"

@@ -272,7 +272,7 @@ def _dispatchable(chunks) -> bool:
     return bool(final) and final[-1].get("done_reason") != "length"
 
 
-# --- Hand-written chunks and recorded ones -------------------------------------------------
+# --- Hand-written chunks, and streams drawn afresh ------------------------------------------
 
 
 def _chunk(content="", *, content_none=False, **fields) -> dict:

@@ -22,8 +22,6 @@ from .common import (
 
 __all__ = ["check_append_results"]
 
-# --- Lesson 03: tool results back into the conversation ------------------------------------
-
 _START = [
     {"role": "system", "content": "(the system prompt)"},
     {"role": "user", "content": "(the task)"},

@@ -18,8 +18,6 @@ STOP_REASON_NAMES = (
     "max_turns",
 )
 
-# --- Lesson 05: predict, then check --------------------------------------------------------
-
 #: What the ``max_turns=1`` replay of bounded.json gives (a test runs it and compares).
 BOUNDED_TRUTH = {
     "model_requests": 1,
