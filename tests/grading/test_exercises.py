@@ -193,13 +193,13 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
     """Neither the checks nor what runs the answers import the loop, turn assembly, tools,
     recordings or the lesson's failure cases: a bug there must not become the right answer."""
     studied = {
-        "labkit.harness.turns",
+        "labkit.harness.formats.ollama",
         "labkit.harness.loop",
         "labkit.harness.tools",
         "labkit.harness.formats",
-        "labkit.harness.openai_format",
-        "labkit.harness.anthropic_format",
-        "labkit.harness.assembled",
+        "labkit.harness.formats.openai",
+        "labkit.harness.formats.anthropic",
+        "labkit.harness.formats.assembly",
         "labkit.recording",
         "labkit.recording.format",
         "labkit.recording.attempt",
