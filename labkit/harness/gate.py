@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .contracts import PermissionFields
 from .shell_syntax import Part, ShellSyntaxError, commands_in
 
 #: From the least to the most strict; the strictest that applies wins.
@@ -180,7 +181,7 @@ class Decision:
     by: str  # "policy", "answer", "person" or "nobody" (an ask with no one to answer)
     command: str
 
-    def event_fields(self) -> dict[str, Any]:
+    def event_fields(self) -> PermissionFields:
         """What a ``permission`` event records."""
         return {
             "command": self.command,

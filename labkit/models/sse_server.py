@@ -27,8 +27,8 @@ from __future__ import annotations
 import hmac
 import json
 
-from ..harness.anthropic_format import AnthropicAssembler
-from ..harness.openai_format import OpenAIAssembler
+from ..harness.formats.anthropic import AnthropicAssembler
+from ..harness.formats.openai import OpenAIAssembler
 from ..settings import DEFAULT_MODELS
 from .go_json import go_time
 from .loopback import PREFIX, Refusal, ReplayHandler, fields_problem, json_kind
