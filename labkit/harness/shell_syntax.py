@@ -48,7 +48,7 @@ allow rule can pass it.
 
 Not handled yet, each read as above: arithmetic (``$((...))``, ``$[...]``), ``${...}``
 with a ``}`` inside, ``case``/``for``/``function``, options between ``-c`` and the script.
-A ``$(`` or backtick inside another is read by a nested call (no depth bound), and a word
+Each ``$(`` and backtick is read by a nested call, with no bound on the depth, and a word
 grows one character at a time.
 """
 
