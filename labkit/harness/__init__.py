@@ -12,10 +12,12 @@ this folder:
 - ``prompt.py``: the words the model is given;
 - ``sample.py``: disposable copies of the sample, and the independent test check.
 
-Beside them: ``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py``
-(running tests safely), ``atomic.py`` (writing files whole), and the pieces of the
-later lessons: ``shell.py`` (a shell tool), ``gate.py`` (a permission gate) and
-``budget.py`` (the context budget). This package imports only the standard library
+Beside them: ``toolset.py`` (a tool's name, schema and handler in one record),
+``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py`` (running tests
+safely), ``atomic.py`` (writing files whole), and the pieces of the later lessons:
+``shell.py`` (a shell tool), ``gate.py`` (a permission gate) with ``shell_syntax.py``
+(the commands a shell string would run), ``conversation.py`` (measuring a conversation)
+and ``budget.py`` (the context budget). This package imports only the standard library
 and itself: the models, recordings, lessons and grading are built on it, not in it.
 """
 

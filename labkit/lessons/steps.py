@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..harness.budget import measure
 from ..harness.contracts import Turn
+from ..harness.conversation import measure
 from ..harness.formats import FORMATS
 from ..harness.formats.ollama import OllamaAssembler, unfinished_reason
 

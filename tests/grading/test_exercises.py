@@ -36,8 +36,9 @@ from labkit.grading.checks.lesson08_context_budget import (
     size,
 )
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
-from labkit.harness.budget import head_and_tail, order_problems
+from labkit.harness.budget import head_and_tail
 from labkit.harness.contracts import STOP_REASONS
+from labkit.harness.conversation import order_problems
 from labkit.harness.gate import check_command
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
@@ -209,6 +210,9 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.gate",
         "labkit.harness.budget",
         "labkit.harness.shell",
+        "labkit.harness.shell_syntax",
+        "labkit.harness.conversation",
+        "labkit.harness.toolset",
         "labkit.models.scripted",
         "labkit.recording.setup",
         "labkit.models",
