@@ -177,6 +177,8 @@ def check_command(policy: Policy, command: str | Sequence[str]) -> Verdict:
         parts = commands_in(command)
     except TooComplex as exc:
         return Verdict("deny", f"the gate refuses to judge this command: {exc}")
+    except RecursionError:  # a bound above should come first; this is the net below it
+        return Verdict("deny", "the gate refuses to judge this command: it nests too deeply")
     except ShellSyntaxError as exc:
         return _unseen(policy, f"the command cannot be read ({exc})")
     if not parts:

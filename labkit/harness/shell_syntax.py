@@ -512,7 +512,7 @@ class _Scanner:
         elif following == "[":
             end, _ = self.balanced(i + 2, "[", "]")
             self.unknown(text[i:end], "'$[' is arithmetic to bash, which can run commands")
-        elif following == "_" or following.isalpha():  # $name
+        elif NAME.match(following):  # $name
             end = NAME.match(text, i + 1).end()
         elif following and following in "0123456789@*#?$!-":  # $1, $@, $?...
             end = i + 2
@@ -575,6 +575,7 @@ class _Scanner:
     def balanced(self, i: int, opening: str, closing: str, what: str = "") -> tuple[int, bool]:
         """From ``i``, the index after the ``closing`` that matches (the ``opening``s inside
         counted), nested expansions read as such; and whether quotes were inside."""
+        self.depth = _deeper(self.depth)
         text, depth, quotes = self.text, 0, False
         while i < len(text):
             run = BALANCED_STOP.match(text, i)
@@ -597,6 +598,7 @@ class _Scanner:
                 depth, i = depth + 1, i + 1
             elif c == closing:
                 if depth == 0:
+                    self.depth -= 1
                     return i + 1, quotes
                 depth, i = depth - 1, i + 1
             else:
