@@ -74,7 +74,7 @@ class Rule:
         if self.action == "allow" and part.dynamic:
             return None
         words, offset = part.words, part.first
-        for position, rule_word in enumerate(self.words):
+        for position in range(len(self.words)):
             index = offset + position
             if index in part.expanded:
                 return "maybe"  # from here on, the shell decides the words
@@ -205,7 +205,9 @@ def _judge(policy: Policy, part: Part) -> Verdict:
         rule = max(certain, key=lambda rule: ACTIONS.index(rule.action))
         verdict = Verdict(rule.action, f"`{part}` matches the rule '{rule}'", str(rule))
     elif part.unknown:
-        verdict = Verdict(policy.default, f"`{part}`: {part.unknown}; the default is {policy.default}")
+        verdict = Verdict(
+            policy.default, f"`{part}`: {part.unknown}; the default is {policy.default}"
+        )
     else:
         why = (
             "it depends on what the shell expands at run time, so no allow rule applies"
@@ -230,7 +232,9 @@ def _unseen(policy: Policy, why: str) -> Verdict:
     name what it runs, so it is denied if the policy denies anything; else the default."""
     denying = next((rule for rule in policy.rules if rule.action == "deny"), None)
     if denying is not None:
-        return Verdict("deny", f"{why}, so it may run what the rule '{denying}' names", str(denying))
+        return Verdict(
+            "deny", f"{why}, so it may run what the rule '{denying}' names", str(denying)
+        )
     return Verdict(policy.default, f"{why}; the default is {policy.default}")
 
 

@@ -160,7 +160,9 @@ def _shell(words: Sequence[str], expanded: Sequence[bool]) -> Runs:
     or ``-`` end them). Without ``-c`` a shell reads a file or its input."""
     read = _options(SHELL_OPTIONS, words, expanded, signs="-+")
     if read.unknown:
-        return Runs(unknown=f"{words[0]} is given an option the gate does not read ({read.unknown})")
+        return Runs(
+            unknown=f"{words[0]} is given an option the gate does not read ({read.unknown})"
+        )
     if "c" not in read.letters:
         return Runs(unknown="a shell reads its script from a file or its input, unseen")
     if read.end == len(words):

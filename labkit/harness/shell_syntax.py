@@ -91,7 +91,9 @@ EXPANDING = re.compile(r"[\\$`]")  # what matters in an unquoted here-document's
 BLANKS = re.compile(r"[ \t]+")
 EMPTY_LINES = re.compile(r"[ \t\n]+")
 #: A word with nothing to expand, unquote or redirect, ending at a blank or a separator.
-SIMPLE_WORD = re.compile(r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*(?=[ \t\n;&|)]|$)")
+SIMPLE_WORD = re.compile(
+    r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*(?=[ \t\n;&|)]|$)"
+)
 BALANCED_STOP = re.compile(r"[^()\[\]{}$`\\'\"]+")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PARAMETER = re.compile(r"#?(?:[A-Za-z_]\w*|[0-9]+|[@*#?$!-])(?:\[([^\]]*)\])?")
@@ -354,8 +356,15 @@ class _Scanner:
                 return  # for NAME [in WORDS]: runs nothing; the words' expansions are read
             command.can_unknown("this 'for' is not read by the gate")
         if command.words or command.unknown:
-            _command(self.parts, command.words, command.expanded, self.depth,
-                     assignments=True, dynamic=command.dynamic, unknown=command.unknown)  # fmt: skip
+            _command(
+                self.parts,
+                command.words,
+                command.expanded,
+                self.depth,
+                assignments=True,
+                dynamic=command.dynamic,
+                unknown=command.unknown,
+            )
 
     def redirection(self, match: re.Match, command: _Command) -> int:
         operator, i = match.group(0), match.end()

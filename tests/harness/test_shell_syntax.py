@@ -15,18 +15,24 @@ from labkit.harness.shell_syntax import (
 
 
 def parts(text):
-    return [(part.words, sorted(part.expanded), part.unknown is not None) for part in commands_in(text)]
+    return [
+        (part.words, sorted(part.expanded), part.unknown is not None) for part in commands_in(text)
+    ]
 
 
 def test_words_are_built_as_the_shell_builds_them():
     assert parts("""ec'h'o "a b"\\ c d\\\ne""") == [(("echo", "a b c", "de"), [], False)]
     assert parts("echo $x ${y} '$z' \"$w\" *.py {a,b} ~ [x] a[") == [
-        (("echo", "$x", "${y}", "$z", "$w", "*.py", "{a,b}", "~", "[x]", "a["), [1, 2, 4, 5, 6, 7, 8], False)
+        (
+            ("echo", "$x", "${y}", "$z", "$w", "*.py", "{a,b}", "~", "[x]", "a["),
+            [1, 2, 4, 5, 6, 7, 8],
+            False,
+        )
     ]
 
 
 def test_substitutions_are_read_as_commands_before_the_command_holding_them():
-    assert parts("echo $(rm a) `rm b` <(rm c) \"${x:-$(rm d)}\"") == [
+    assert parts('echo $(rm a) `rm b` <(rm c) "${x:-$(rm d)}"') == [
         (("rm", "a"), [], False),
         (("rm", "b"), [], False),
         (("rm", "c"), [], False),
@@ -49,7 +55,10 @@ def test_a_here_documents_body_is_read_for_expansions_unless_its_delimiter_is_qu
         ("rm", "a"),
         ("echo", "done"),
     ]
-    assert [p.words for p in commands_in("cat <<-E\n\t$(rm a)\n\tE\nls")][-2:] == [("rm", "a"), ("ls",)]
+    assert [p.words for p in commands_in("cat <<-E\n\t$(rm a)\n\tE\nls")][-2:] == [
+        ("rm", "a"),
+        ("ls",),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -87,8 +96,8 @@ def test_a_here_documents_body_is_read_for_expansions_unless_its_delimiter_is_qu
         "xargs -I{} {} -rf v",
         "env -S 'rm -rf v'",
         "bash --frobnicate -c 'ls'",
-        "eval \"$x\"",
-        "sh -c \"$x\"",
+        'eval "$x"',
+        'sh -c "$x"',
         "echo $'a\\'b'",
     ],
 )
@@ -104,7 +113,11 @@ def test_what_the_scanner_cannot_judge_is_unknown_and_denied_where_anything_is(t
 
 @pytest.mark.parametrize(
     "text",
-    ["echo $((1 + 2*3))", "echo ${x:-a} ${#x} ${a[0]} ${a[@]} ${x:1:2} ${x@Q}", "for f in *.py; do echo $f; done"],
+    [
+        "echo $((1 + 2*3))",
+        "echo ${x:-a} ${#x} ${a[0]} ${a[@]} ${x:1:2} ${x@Q}",
+        "for f in *.py; do echo $f; done",
+    ],
 )
 def test_arithmetic_on_numbers_and_plain_parameters_are_read(text):
     assert not any(part.unknown for part in commands_in(text))
@@ -145,7 +158,7 @@ def test_a_deny_rule_names_a_program_by_its_path_an_allow_rule_only_by_its_word(
         ("rm -rf . $x", "deny"),  # $x may expand to nothing
         ("rm -rf . extra", "ask"),  # an exact rule, and one word too many
         ("git pu*", "deny"),  # a glob may match a file named push
-        ("\"$(echo git)\" push", "deny"),  # the program itself is known only at run time
+        ('"$(echo git)" push', "deny"),  # the program itself is known only at run time
         ("xargs rm -rf .", "deny"),  # xargs may add nothing
     ],
 )

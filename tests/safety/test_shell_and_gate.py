@@ -321,7 +321,9 @@ def test_a_megabyte_command_is_judged_in_time_that_grows_linearly(safety_tally, 
         safety_tally["megabyte commands judged in linear time"] += 1
     verdict, seconds = judged_in(shapes["two words"](2_000_000))
     assert verdict.action == "allow"
-    safety_notes.append(f"the gate judging two 1 MB words: {seconds:.3f} s (before issue 29: >20 s)")
+    safety_notes.append(
+        f"the gate judging two 1 MB words: {seconds:.3f} s (before issue 29: >20 s)"
+    )
 
 
 def test_a_call_nested_a_thousand_deep_ends_in_a_denial_not_an_exception(safety_tally):
@@ -347,7 +349,9 @@ def test_a_call_nested_a_thousand_deep_ends_in_a_denial_not_an_exception(safety_
     tools = ShellTools(".")
     events = list(agent_events(chat, tools, "task", gate=Gate(POLICY)))
     decisions = [event for event in events if event["type"] == "permission"]
-    assert [(event["verdict"], event["by"]) for event in decisions] == [("deny", "policy")] * len(deep)
+    assert [(event["verdict"], event["by"]) for event in decisions] == [("deny", "policy")] * len(
+        deep
+    )
     assert all("refuses to judge" in event["reason"] for event in decisions)
     assert events[-1]["type"] == "stopped" and events[-1]["reason"] == "assistant_finished"
     assert events[-1]["tool_calls"] == 0

@@ -28,7 +28,7 @@ SUBSCRIPT = "'a[$(touch M)]'"  # a subscript that runs the marker when bash eval
 HIDDEN = {
     "the issue's $[_] (arithmetic on the last word)": (
         "bash",
-        f"echo {SUBSCRIPT}; echo \"$[_]\"",
+        f'echo {SUBSCRIPT}; echo "$[_]"',
     ),
     "$((_)) after a word holding a subscript": ("bash", f"echo {SUBSCRIPT}; echo $((_))"),
     "$((x)) on a variable": ("bash", f"x={SUBSCRIPT}; echo $((x))"),
@@ -107,7 +107,10 @@ HIDDEN = {
     "setsid": ("bash dash", "setsid -w touch M"),
     "a named file descriptor in front": ("bash", "{fd}>/dev/null touch M"),
     "/usr/bin/time's options (dash)": ("dash", "time -o /dev/null touch M"),
-    "an exported function through env": ("bash dash", "env 'BASH_FUNC_f%%=() { touch M; }' bash -c f"),
+    "an exported function through env": (
+        "bash dash",
+        "env 'BASH_FUNC_f%%=() { touch M; }' bash -c f",
+    ),
     "mapfile -C, a callback": ("bash", "mapfile -C 'touch M' -c 1 x <<< a"),
     "BASH_ENV in front of a shell": ("bash", "BASH_ENV=<(echo touch M) bash -c true"),
 }
@@ -183,11 +186,28 @@ def test_the_issues_attack_leaves_the_victim_in_place_end_to_end(safety_tally):
 
 #: Pieces of scripts the policy allows (text that only looks like a command included)...
 ALLOWED_LOOKING = [
-    "echo a", "echo 'a b'", "true", "cat /dev/null", "echo 'touch M'", 'echo "touch M"',
-    "echo \\$(touch M)", "echo '$(touch M)'", "echo 'a[$(touch M)]'", "echo '$[_]'",
-    "echo \\`touch M\\`", 'echo "\\$(touch M)"', "echo '${x:-$(touch M)}'", "echo '`'",
-    "cat <<'E'\n$(touch M)\nE\n", "cat <<\\E\n`touch M`\nE\n", "cat <<< 'touch M'",
-    "echo # ; touch M", "echo a 2>&1", "echo $'a'", "echo '\\'", "echo \\'",
+    "echo a",
+    "echo 'a b'",
+    "true",
+    "cat /dev/null",
+    "echo 'touch M'",
+    'echo "touch M"',
+    "echo \\$(touch M)",
+    "echo '$(touch M)'",
+    "echo 'a[$(touch M)]'",
+    "echo '$[_]'",
+    "echo \\`touch M\\`",
+    'echo "\\$(touch M)"',
+    "echo '${x:-$(touch M)}'",
+    "echo '`'",
+    "cat <<'E'\n$(touch M)\nE\n",
+    "cat <<\\E\n`touch M`\nE\n",
+    "cat <<< 'touch M'",
+    "echo # ; touch M",
+    "echo a 2>&1",
+    "echo $'a'",
+    "echo '\\'",
+    "echo \\'",
 ]
 #: ...and pieces it does not, or that change how the rest is read.
 OTHERS = [
@@ -218,4 +238,6 @@ def test_what_the_gate_allows_runs_nothing_hidden_in_bash_or_dash(pieces):
     if verdict.action == "allow":
         for shell in ("bash", "dash"):
             assert not runs_marker(shell, ["-c", script]), (shell, script, verdict)
-        SAFETY_TALLY["generated scripts the gate allowed, run in bash and dash: none hid a command"] += 1
+        SAFETY_TALLY[
+            "generated scripts the gate allowed, run in bash and dash: none hid a command"
+        ] += 1
