@@ -209,7 +209,13 @@ def _checked_timeout(timeout) -> float:
 
 
 class _Ends:
-    """The first and last ``keep`` bytes of a stream, and how many came in all."""
+    """The first and last ``keep`` bytes of a stream, and how many came in all.
+
+    It keeps three bytes more at each end, so a cut never splits a character: the head
+    ends before a character the cut would split, the tail starts after one, and those
+    bytes count as cut. Bytes that are not UTF-8 are the program's own: they are shown as
+    U+FFFD, wherever they are.
+    """
 
     def __init__(self, keep: int):
         self.keep, self.total = keep, 0
@@ -222,22 +228,73 @@ class _Ends:
 
     def add(self, block: bytes) -> None:
         self.total += len(block)
-        room = self.keep - len(self.head)
+        room = self.keep + SPLIT - len(self.head)
         if room > 0:
             self.head += block[:room]
             block = block[room:]
         if block:
             self.tail.append(block)
             self.tail_size += len(block)
-            while self.tail and self.tail_size - len(self.tail[0]) >= self.keep:
+            while self.tail and self.tail_size - len(self.tail[0]) >= self.keep + SPLIT:
                 self.tail_size -= len(self.tail.popleft())
 
     def text(self) -> str:
-        tail = b"".join(self.tail)[-self.keep :] if self.keep else b""
-        cut = self.total - len(self.head) - len(tail)
-        middle = marker(cut, "bytes") if cut else ""
+        head = bytes(self.head)
+        tail = b"".join(self.tail)[-(self.keep + SPLIT) :]
+        if self.total <= 2 * self.keep:  # nothing to cut: every byte is here, in order
+            return (head + tail).decode("utf-8", errors="replace")
+        if self.total == len(head) + len(tail):  # all here: one run of bytes, cut twice
+            whole = head + tail
+            head, tail_start, tail = whole, len(whole) - self.keep, whole
+        else:
+            tail_start = len(tail) - self.keep
+        head = head[: head_end(head, self.keep)]
+        tail = tail[tail_start_after(tail, tail_start) :]
+        cut = self.total - len(head) - len(tail)
         return (
-            self.head.decode("utf-8", errors="replace")
-            + middle
+            head.decode("utf-8", errors="replace")
+            + marker(cut, "bytes")
             + tail.decode("utf-8", errors="replace")
         )
+
+
+SPLIT = 3  # the most bytes of one UTF-8 character that a cut can leave on one side
+
+
+def head_end(data: bytes, end: int) -> int:
+    """Where a head that should end at ``end`` ends: before a valid character that would
+    cross ``end`` (``data`` holds the bytes after ``end`` that tell), else at ``end``."""
+    for start in range(max(end - SPLIT, 0), end):
+        if start + _length(data[start]) > end and _is_one_character(data, start):
+            return start
+    return end
+
+
+def tail_start_after(data: bytes, start: int) -> int:
+    """Where a tail that should start at ``start`` starts: after a valid character that
+    crosses ``start`` (``data`` holds the bytes before it that tell), else at ``start``."""
+    for lead in range(max(start - SPLIT, 0), start):
+        if lead + _length(data[lead]) > start and _is_one_character(data, lead):
+            return lead + _length(data[lead])
+    return start
+
+
+def _length(byte: int) -> int:
+    """How many bytes a UTF-8 character starting with ``byte`` has (1 if it starts none)."""
+    return (
+        2
+        if 0xC2 <= byte <= 0xDF
+        else 3
+        if 0xE0 <= byte <= 0xEF
+        else 4
+        if 0xF0 <= byte <= 0xF4
+        else 1
+    )
+
+
+def _is_one_character(data: bytes, start: int) -> bool:
+    piece = data[start : start + _length(data[start])]
+    try:
+        return len(piece.decode("utf-8")) == 1
+    except UnicodeDecodeError:
+        return False

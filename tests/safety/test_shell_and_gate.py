@@ -82,6 +82,39 @@ def test_unicode_cut_in_the_middle_of_a_character_stays_text(copy, safety_tally)
     assert cut and head == "é" * 25 and tail == "é" * 25
 
 
+def test_a_cut_never_splits_a_character_at_either_end(copy, safety_tally):
+    """Issue 29, item 7: '€' × 5,000 came back with U+FFFD around the marker. Each cut now
+    falls between characters, and the bytes of a split character count as cut."""
+    run = run_command(copy, python("print('€' * 5000, end='')"))
+    assert run.stdout == "€" * 666 + "\n[labkit: 11004 bytes cut]\n" + "€" * 666
+    safety_tally["hostile commands run"] += 1
+    for before in range(4):  # 4-byte characters, shifted so each cut falls at each byte
+        for after in range(4):
+            text = "a" * before + "😀" * 3000 + "b" * after
+            run = run_command(copy, python(f"import sys; sys.stdout.write({text!r})"))
+            head, _, rest = run.stdout.partition("\n[labkit: ")
+            count, _, tail = rest.partition(" bytes cut]\n")
+            assert "\ufffd" not in run.stdout and text.startswith(head) and text.endswith(tail)
+            assert int(count) == len(text.encode()) - len(head.encode()) - len(tail.encode())
+            assert len(head.encode()) > 1996 and len(tail.encode()) > 1996
+            safety_tally["hostile commands run"] += 1
+
+
+def test_bytes_that_are_not_utf_8_are_still_shown_as_replacement_characters(copy, safety_tally):
+    """Only a character the cut would split is moved into the cut; invalid bytes the program
+    printed are shown as U+FFFD at the start, at the end and right at each cut."""
+    printed = (
+        b"\xff" * 2 + b"x" * 1995 + b"\xe2\x82" + b"A" * 9000  # an unfinished character at the cut
+        + b"\x82\xac" + b"y" * 1997 + b"\xfe"  # continuation bytes with no start at the cut
+    )  # fmt: skip
+    run = run_command(copy, python(f"import sys; sys.stdout.buffer.write({printed!r})"))
+    safety_tally["hostile commands run"] += 1
+    head, _, rest = run.stdout.partition("\n[labkit: ")
+    tail = rest.partition(" bytes cut]\n")[2]
+    assert head == "\ufffd" * 2 + "x" * 1995 + "\ufffdA"
+    assert tail == "\ufffd" * 2 + "y" * 1997 + "\ufffd"
+
+
 #: Code that starts one process meant to outlive the command and writes its pid to a file.
 LEFTOVERS = {
     "a child in the command's process group": """
