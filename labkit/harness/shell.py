@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import marker
+from .byte_cuts import SPLIT, head_end, tail_start_after
 from .pytest_run import REAPER, child_environment, wait_and_sweep
 from .tools import RepoTools
 from .toolset import tool
@@ -256,45 +257,3 @@ class _Ends:
             + marker(cut, "bytes")
             + tail.decode("utf-8", errors="replace")
         )
-
-
-SPLIT = 3  # the most bytes of one UTF-8 character that a cut can leave on one side
-
-
-def head_end(data: bytes, end: int) -> int:
-    """Where a head that should end at ``end`` ends: before a valid character that would
-    cross ``end`` (``data`` holds the bytes after ``end`` that tell), else at ``end``."""
-    for start in range(max(end - SPLIT, 0), end):
-        if start + _length(data[start]) > end and _is_one_character(data, start):
-            return start
-    return end
-
-
-def tail_start_after(data: bytes, start: int) -> int:
-    """Where a tail that should start at ``start`` starts: after a valid character that
-    crosses ``start`` (``data`` holds the bytes before it that tell), else at ``start``."""
-    for lead in range(max(start - SPLIT, 0), start):
-        if lead + _length(data[lead]) > start and _is_one_character(data, lead):
-            return lead + _length(data[lead])
-    return start
-
-
-def _length(byte: int) -> int:
-    """How many bytes a UTF-8 character starting with ``byte`` has (1 if it starts none)."""
-    return (
-        2
-        if 0xC2 <= byte <= 0xDF
-        else 3
-        if 0xE0 <= byte <= 0xEF
-        else 4
-        if 0xF0 <= byte <= 0xF4
-        else 1
-    )
-
-
-def _is_one_character(data: bytes, start: int) -> bool:
-    piece = data[start : start + _length(data[start])]
-    try:
-        return len(piece.decode("utf-8")) == 1
-    except UnicodeDecodeError:
-        return False
