@@ -67,61 +67,35 @@ linearly with the text.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from .shell_programs import assigns_code, is_pure_arithmetic, runs
+from .shell_programs import assigns_code, runs
+from .shell_words import (
+    MAX_DEPTH,
+    MAX_PARTS,
+    NAME,
+    Part,
+    ShellSyntaxError,
+    TooComplex,
+    WordReader,
+    deeper,
+    emit,
+)
 
-MAX_DEPTH = 32  # levels of nesting: deeper, the gate refuses to judge (deny)
-MAX_PARTS = 10_000  # commands in one call: more, the gate refuses to judge (deny)
+__all__ = ["MAX_DEPTH", "MAX_PARTS", "Part", "ShellSyntaxError", "TooComplex", "commands_in"]
+
 SEPARATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "\n", "(", ")")
 RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until"}
 NOT_READ = {"case", "esac", "select", "function", "coproc", "[["}
 FD_NAME = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 HEREDOC = re.compile(r"[0-9]*<<-?")
 REDIRECTION = re.compile(r"[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
-_WORD_CHAR = r"[^ \t\n'\"\\$`;&|()<>]"
-UNQUOTED = re.compile(rf"{_WORD_CHAR}*(?:\\[^\n]{_WORD_CHAR}*)*")  # text and \-escapes
-ESCAPED = re.compile(r"\\(.)", re.S)
-IN_DOUBLE_QUOTES = re.compile(r'[^"\\$`]+')
-IN_BACKTICKS = re.compile(r"[^`\\]*(?:\\.[^`\\]*)*", re.S)
-ANSI_C = re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.S)
-EXPANDING = re.compile(r"[\\$`]")  # what matters in an unquoted here-document's body
 BLANKS = re.compile(r"[ \t]+")
 EMPTY_LINES = re.compile(r"[ \t\n]+")
 #: A word with nothing to expand, unquote or redirect, ending at a blank or a separator.
-SIMPLE_WORD = re.compile(
-    r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*(?=[ \t\n;&|)]|$)"
-)
-BALANCED_STOP = re.compile(r"[^()\[\]{}$`\\'\"]+")
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PARAMETER = re.compile(r"#?(?:[A-Za-z_]\w*|[0-9]+|[@*#?$!-])(?:\[([^\]]*)\])?")
-SAFE_TRANSFORMS = ("Q", "E", "a", "A", "K", "k", "u", "U", "L")  # ${x@Q}...; @P runs code
-
-
-class ShellSyntaxError(ValueError):
-    """A shell string the gate cannot split into commands (an unclosed quote, say)."""
-
-
-class TooComplex(ShellSyntaxError):
-    """Nested deeper than ``MAX_DEPTH``, or more than ``MAX_PARTS`` commands."""
-
-
-@dataclass(frozen=True)
-class Part:
-    """One command a call would run: its words, which the shell changes at run time, and,
-    if the scanner cannot tell what it runs, why not."""
-
-    words: tuple[str, ...]
-    dynamic: bool = False  # holds a variable, substitution, glob...: unknown until run time
-    expanded: frozenset = frozenset()  # the indexes of the words the shell changes
-    first: int = 0  # the index of its program word (after leading assignments)
-    more: bool = False  # words may be added at run time (xargs)
-    unknown: str | None = None  # why it may run commands the scanner cannot see
-
-    def __str__(self) -> str:
-        return shlex.join(self.words) if self.words else "(nothing)"
+_SIMPLE = r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*"
+#: Words with nothing to expand, unquote or redirect, each ending at a blank or a separator.
+SIMPLE_WORDS = re.compile(rf"(?:{_SIMPLE}(?:[ \t]+|(?=[\n;&|)]|$)))+")
 
 
 def commands_in(command: str | Sequence[str]) -> list[Part]:
@@ -140,18 +114,6 @@ def commands_in(command: str | Sequence[str]) -> list[Part]:
     return parts
 
 
-def _emit(parts: list[Part], part: Part) -> None:
-    if len(parts) >= MAX_PARTS:
-        raise TooComplex(f"it holds more than {MAX_PARTS:,} commands")
-    parts.append(part)
-
-
-def _deeper(depth: int) -> int:
-    if depth + 1 > MAX_DEPTH:
-        raise TooComplex(f"it nests more than {MAX_DEPTH} levels deep")
-    return depth + 1
-
-
 def _command(parts, words, expanded, depth, *, assignments, dynamic=False, unknown=None,
              more=False) -> None:  # fmt: skip
     """Add the parts of one command: itself, and what it runs (``shell_programs.runs``)."""
@@ -167,13 +129,13 @@ def _command(parts, words, expanded, depth, *, assignments, dynamic=False, unkno
     if unknown or what is None or what.itself:
         marked = frozenset(i for i, flag in enumerate(expanded) if flag) if any(expanded) else ()
         dynamic = bool(dynamic or marked or first or more or unknown)
-        _emit(parts, Part(tuple(words), dynamic, frozenset(marked), first, more, unknown))
+        emit(parts, Part(tuple(words), dynamic, frozenset(marked), first, more, unknown))
     if what is None or unknown:
         return
     for script in what.scripts:
-        _Scanner(script, parts, _deeper(depth)).script()
+        _Scanner(script, parts, deeper(depth)).script()
     for inner in what.inner:
-        deeper = _deeper(depth)
+        level = deeper(depth)
         inner_words, inner_flags = program[inner.start : inner.end], flags[inner.start : inner.end]
         if inner.arguments_change or inner.placeholder is not None:
             inner_flags = [
@@ -182,45 +144,13 @@ def _command(parts, words, expanded, depth, *, assignments, dynamic=False, unkno
                 or (inner.placeholder is not None and inner.placeholder in word)
                 for i, (word, flag) in enumerate(zip(inner_words, inner_flags))
             ]
-        _command(parts, inner_words, inner_flags, deeper, assignments=False, more=inner.more)
+        _command(parts, inner_words, inner_flags, level, assignments=False, more=inner.more)
 
 
 def _is_assignment(word: str) -> bool:
     name, equals, _ = word.partition("=")
     base = name.removesuffix("+").partition("[")[0]
     return bool(equals) and NAME.fullmatch(base) is not None
-
-
-class _Word:
-    """A word as it is read: its pieces, and what the shell would do with it."""
-
-    __slots__ = ("pieces", "bare", "quoted", "expanded")
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.bare: list[str] = []  # its unquoted text, for globs (quoted text becomes "'")
-        self.quoted = self.expanded = False
-
-    def add(self, text: str, quoted: bool) -> None:
-        self.pieces.append(text)
-        self.bare.append("'" if quoted else text)
-        self.quoted = self.quoted or quoted
-
-    def text(self) -> str:
-        return "".join(self.pieces)
-
-    def globs(self) -> bool:
-        """A glob (``*``, ``?``, ``[...]``), a brace (``{a,b}``, ``{1..3}``) or a leading ``~``
-        in its unquoted text (looked for in linear time: no backtracking search)."""
-        bare = "".join(self.bare)
-        if "*" in bare or "?" in bare or bare.startswith("~"):
-            return True
-        opening = bare.find("[")
-        if opening >= 0 and "]" in bare[opening:]:
-            return True
-        opening, closing = bare.find("{"), bare.rfind("}")
-        inside = bare[opening:closing] if 0 <= opening < closing else ""
-        return "," in inside or ".." in inside
 
 
 class _Command:
@@ -258,21 +188,22 @@ class _Command:
         self.words.append(text)
         self.expanded.append(expanded)
 
+    def add_simple(self, words: list[str]) -> None:
+        """Words with nothing quoted or expanded (only the first ones can be reserved)."""
+        for position, text in enumerate(words):
+            if self.words:
+                self.words.extend(words[position:])
+                self.expanded.extend([False] * (len(words) - position))
+                return
+            self.add(text, False, bare=True)
+
     def can_unknown(self, why: str) -> None:
         self.unknown = self.unknown or why
 
 
-class _Scanner:
+class _Scanner(WordReader):
     """Reads one shell text into parts; a text inside it (a backtick's body, a
     here-document's) gets a scanner of its own."""
-
-    def __init__(self, text: str, parts: list[Part], depth: int) -> None:
-        self.text, self.parts, self.depth = text, parts, depth
-        self.heredocs: list[tuple[str, bool, bool, int]] = []  # delimiter, quoted, tabs, depth
-
-    def unknown(self, text: str, why: str) -> None:
-        """A piece of text that may run what the scanner cannot see."""
-        _emit(self.parts, Part((text[:200],), True, unknown=why))
 
     def script(self, *, whole: bool = True) -> None:
         """Read the whole text. ``whole``: it is all the shell reads (a ``-c`` script), not
@@ -289,14 +220,14 @@ class _Scanner:
     def commands(self, i: int, closing: str | None) -> int:
         """Read commands from ``i`` until the ``)`` of a ``$(`` (``closing``) or the end;
         return the index after it."""
-        self.depth = _deeper(self.depth)
+        self.depth = deeper(self.depth)
         text, subshells, command = self.text, 0, _Command()
         while i < len(text):
             c = text[i]
             if c in " \t":
                 i = BLANKS.match(text, i).end()
-            elif (simple := SIMPLE_WORD.match(text, i)) and command.redirect is None:
-                command.add(simple.group(), False, bare=True)  # the common case, made short
+            elif (simple := SIMPLE_WORDS.match(text, i)) and command.redirect is None:
+                command.add_simple(BLANKS.split(simple.group().rstrip(" \t")))  # made short
                 i = simple.end()
             elif c == "\n" and command.empty() and not self.heredocs:
                 i = EMPTY_LINES.match(text, i).end()  # blank lines end nothing
@@ -348,7 +279,7 @@ class _Scanner:
 
     def end_command(self, command: _Command) -> None:
         if command.redirect is not None:  # an operator with no target, e.g. `echo >`
-            _emit(self.parts, Part((command.redirect,), True))
+            emit(self.parts, Part((command.redirect,), True))
             command.redirect = None
         if command.kind == "for" and command.unknown is None:
             header = command.words
@@ -369,7 +300,7 @@ class _Scanner:
     def redirection(self, match: re.Match, command: _Command) -> int:
         operator, i = match.group(0), match.end()
         if command.redirect is not None:
-            _emit(self.parts, Part((command.redirect,), True))
+            emit(self.parts, Part((command.redirect,), True))
         command.redirect = operator
         if match.group(1) in ("<<", "<<-", "<<<"):
             command.dynamic = True  # here-documents and -strings: data the gate does not judge
@@ -410,13 +341,6 @@ class _Scanner:
         self.heredocs = []
         return i
 
-    def expansions_only(self) -> None:
-        """Read an unquoted here-document's body: only its expansions run."""
-        text, i = self.text, 0
-        while (found := EXPANDING.search(text, i)) is not None:
-            i = found.start()
-            i = i + 2 if text[i] == "\\" else self.expansion(i, _Word())
-
     def no_heredoc_left(self, where: str) -> None:
         """At the end of a ``$(`` or a backtick: a here-document started inside it with no
         body read yet is one whose body the shells may look for elsewhere."""
@@ -425,45 +349,10 @@ class _Scanner:
             self.unknown(where, "a here-document's body is not where the gate can read it")
             self.heredocs = [heredoc for heredoc in self.heredocs if heredoc[3] != self.depth]
 
-    # --- words ----------------------------------------------------------------------------
-
     def word(self, i: int, command: _Command) -> int:
         """Read one word from ``i``; add it to ``command`` (or as a redirection's target)."""
-        text, word = self.text, _Word()
-        while i < len(text):
-            c = text[i]
-            run = UNQUOTED.match(text, i)
-            if run.end() > i:
-                piece = run.group()
-                if "\\" in piece:  # escaped characters are quoted: not globs, not reserved
-                    word.pieces.append(ESCAPED.sub(r"\1", piece))
-                    word.bare.append(ESCAPED.sub("'", piece))
-                    word.quoted = True
-                else:
-                    word.add(piece, False)
-                i = run.end()
-            elif c == "\\":
-                if i + 1 == len(text):
-                    raise ShellSyntaxError("the command ends with a backslash")
-                i += 2  # a backslash and a newline: the word goes on on the next line
-            elif c == "'":
-                close = text.find("'", i + 1)
-                if close < 0:
-                    raise ShellSyntaxError("a single quote is not closed")
-                word.add(text[i + 1 : close], True)
-                i = close + 1
-            elif c == '"':
-                word.quoted = True
-                i = self.double_quoted(i + 1, word)
-            elif c in "$`":
-                i = self.expansion(i, word)
-            elif c in "<>" and text.startswith("(", i + 1):
-                start = i
-                i = self.commands(i + 2, ")")
-                word.add(text[start:i], True)
-                word.expanded = True
-            else:
-                break  # a blank, a separator or a redirection ends the word
+        text = self.text
+        i, word = self.word_text(i)
         text_, expanded = word.text(), word.expanded or word.globs()
         if not word.quoted and FD_NAME.fullmatch(text_) and REDIRECTION.match(text, i):
             return i  # {fd}>file: bash opens a file descriptor named fd; no word of the command
@@ -471,145 +360,7 @@ class _Scanner:
             command.add(text_, expanded, bare=not word.quoted and not expanded)
             return i
         operator, command.redirect = command.redirect, None
-        _emit(self.parts, Part((operator, text_), expanded, frozenset({1} if expanded else ())))
+        emit(self.parts, Part((operator, text_), expanded, frozenset({1} if expanded else ())))
         if HEREDOC.fullmatch(operator):
             self.heredocs.append((text_, word.quoted, operator.endswith("-"), self.depth))
         return i
-
-    def double_quoted(self, i: int, word: _Word) -> int:
-        """Read ``"..."`` from inside the opening quote into ``word``; return its end."""
-        text = self.text
-        while True:
-            if i >= len(text):
-                raise ShellSyntaxError("a double quote is not closed")
-            c = text[i]
-            if c == '"':
-                return i + 1
-            run = IN_DOUBLE_QUOTES.match(text, i)
-            if run:
-                word.add(run.group(), True)
-                i = run.end()
-            elif c == "\\":
-                following = text[i + 1 : i + 2]
-                if following in ('"', "\\", "$", "`"):
-                    word.add(following, True)
-                elif following != "\n":
-                    word.add("\\" + following, True)
-                i += 2
-            else:
-                i = self.expansion(i, word)
-
-    def expansion(self, i: int, word: _Word) -> int:
-        """Read the ``$...`` or backtick expansion at ``i`` into ``word``; return its end.
-        Substituted commands become parts; what the scanner cannot judge, unknown parts."""
-        text = self.text
-        following = text[i + 1 : i + 2]
-        if text[i] == "`":
-            end = self.backquoted(i)
-        elif following == "(":
-            start, end = len(self.parts), None
-            if text.startswith("((", i + 1):
-                end = self.arithmetic(i + 3)
-                if end is None:
-                    del self.parts[start:]  # not arithmetic: a substitution of a subshell
-                elif not is_pure_arithmetic(text[i + 3 : end - 2]):
-                    self.unknown(text[i:end], "arithmetic on names or expansions can run commands")
-            if end is None:
-                end = self.commands(i + 2, ")")
-        elif following == "{":
-            end = self.parameter(i)
-        elif following == "[":
-            end, _ = self.balanced(i + 2, "[", "]")
-            self.unknown(text[i:end], "'$[' is arithmetic to bash, which can run commands")
-        elif NAME.match(following):  # $name
-            end = NAME.match(text, i + 1).end()
-        elif following and following in "0123456789@*#?$!-":  # $1, $@, $?...
-            end = i + 2
-        elif following == "'":  # $'...': ANSI-C quoting
-            body = ANSI_C.match(text, i + 2)
-            end = body.end() + 1
-            if end > len(text):
-                raise ShellSyntaxError("a $' quote is not closed")
-            if "\\'" in body.group():
-                self.unknown(text[i:end], "bash and dash end this $'...' at different places")
-        elif following == '"':  # $"...": translated text, expanded as "..." is
-            end = self.double_quoted(i + 2, _Word())
-        else:
-            word.add("$", False)
-            return i + 1
-        word.add(text[i:end], True)
-        word.expanded = True
-        return end
-
-    def backquoted(self, i: int) -> int:
-        """A backtick's body: unescaped (``\\\\``, ``\\```, ``\\$``), then read as commands."""
-        body = IN_BACKTICKS.match(self.text, i + 1)
-        end = body.end()
-        if end >= len(self.text):
-            raise ShellSyntaxError("a backtick is not closed")
-        unescaped = re.sub(r"\\([\\`$])", r"\1", body.group())
-        _Scanner(unescaped, self.parts, self.depth).script(whole=False)
-        return end + 1
-
-    def arithmetic(self, i: int) -> int | None:
-        """From inside ``$((`` (or ``((``), the index after its ``))``; None when a ``)``
-        closes it alone (then it is a command substitution of a subshell)."""
-        end, _ = self.balanced(i, "(", ")")
-        return end + 1 if self.text.startswith(")", end) else None
-
-    def parameter(self, i: int) -> int:
-        """``${...}`` at ``i``: its end; an unknown part when it can run what is unseen."""
-        end, quotes = self.balanced(i + 2, "{", "}", what="${")
-        body = self.text[i + 2 : end - 1]
-        head = PARAMETER.match(body)
-        rest = body[head.end() :] if head else ""
-        why = None
-        if quotes:
-            why = "bash and dash end a '${' holding quotes at different places"
-        elif head is None:
-            why = "it is not a parameter expansion the gate reads"
-        elif body.startswith("!") and len(body) > 1:
-            why = "an indirect expansion evaluates a name's subscript, which can run commands"
-        elif head.group(1) not in (None, "@", "*") and not is_pure_arithmetic(head.group(1)):
-            why = "an array subscript is arithmetic, which can run commands"
-        elif rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+"):
-            if not is_pure_arithmetic(rest[1:]):
-                why = "a substring's offset is arithmetic, which can run commands"
-        elif rest.startswith("@") and rest[1:] not in SAFE_TRANSFORMS:
-            why = f"the transformation {rest[:2]!r} can run commands"
-        if why:
-            self.unknown(self.text[i:end], why)
-        return end
-
-    def balanced(self, i: int, opening: str, closing: str, what: str = "") -> tuple[int, bool]:
-        """From ``i``, the index after the ``closing`` that matches (the ``opening``s inside
-        counted), nested expansions read as such; and whether quotes were inside."""
-        self.depth = _deeper(self.depth)
-        text, depth, quotes = self.text, 0, False
-        while i < len(text):
-            run = BALANCED_STOP.match(text, i)
-            if run:
-                i = run.end()
-                continue
-            c = text[i]
-            if c == "\\":
-                i += 2
-            elif c in "$`":
-                i = self.expansion(i, _Word())
-            elif c == "'":
-                quotes, close = True, text.find("'", i + 1)
-                if close < 0:
-                    raise ShellSyntaxError("a single quote is not closed")
-                i = close + 1
-            elif c == '"':
-                quotes, i = True, self.double_quoted(i + 1, _Word())
-            elif c == opening:
-                depth, i = depth + 1, i + 1
-            elif c == closing:
-                if depth == 0:
-                    self.depth -= 1
-                    return i + 1, quotes
-                depth, i = depth - 1, i + 1
-            else:
-                i += 1
-        raise ShellSyntaxError(f"a '{what or opening}' is not closed")

@@ -349,7 +349,7 @@ def test_a_megabyte_command_is_judged_in_time_that_grows_linearly(safety_tally, 
     for name, shape in shapes.items():
         small, large = (judged_in(shape(size))[1] for size in (250_000, 1_000_000))
         large = min(large, judged_in(shape(1_000_000))[1])  # a busy machine: the better of two
-        assert large < 1.5, f"{name}: {large:.2f} s for 1 MB"
+        assert large < 2.0, f"{name}: {large:.2f} s for 1 MB"  # about 0.1 s on an idle machine
         assert large < 4 * max(small, 0.01) * 2.5, f"{name}: {small:.3f} s, then {large:.3f} s"
         safety_tally["megabyte commands judged in linear time"] += 1
     verdict, seconds = judged_in(shapes["two words"](2_000_000))
