@@ -6,12 +6,22 @@ against a substring of its text, and a trailing ``*`` stands for any further wor
 A shell string (``sh -c "..."``, or a string given to ``check_command``) is split into
 every command it would run: ``pytest; rm -rf .`` is two commands, ``pytest`` and
 ``rm -rf .``, and each must be allowed; so must each command substituted with
-``$(...)`` or backticks, and each redirection (``> file`` is the command ``> file``).
-A command holding something only the shell knows at run time (a variable, a
-substitution, a glob, ``~``, an assignment in front) is never allowed by a rule.
-Several matching rules: the strictest wins (deny, then ask, then allow). No rule:
-the policy's default, which is ask or deny, never allow. How a string is split into
-commands is ``shell_syntax.py``'s (``commands_in``); this module is the policy and the gate.
+``$(...)`` or backticks, each redirection (``> file`` is the command ``> file``), each
+script of a nested shell and each command a runner starts (``env``, ``xargs``,
+``find -exec``...). How a call is split into commands is ``shell_syntax.py``'s
+(``commands_in``, whose docstring gives the grammar); this module is the policy and the
+gate.
+
+For each command the strictest rule that names it wins (deny, then ask, then allow); a
+command no rule names gets the policy's default, which is ask or deny, never allow. A
+command holding something only the shell knows at run time (a variable, a substitution, a
+glob, ``~``, an assignment in front) is never allowed by a rule, and a deny or ask rule
+applies to it if it *may* name it once the shell has expanded it (``git $x`` may be
+``git push``). A deny or ask rule names a program by its path too (``/bin/rm`` is
+``rm``). What the scanner cannot judge (arithmetic on names, an unread option, a shell
+reading a file, text it cannot read...) may run anything: never allowed, and denied when
+the policy denies anything. A call nested past the scanner's bounds is denied outright.
+The strictest command decides the call.
 
 ``check`` is pure: the same policy and call give the same ``Verdict``. ``Gate.review``
 turns an "ask" into a decision through its ``decide`` hook: recorded answers in replay

@@ -34,6 +34,8 @@ way, a nested shell's script as a shell string. A shell string is read left to r
   a command of their own (``(">", "out.txt")``), so a rule must allow them; ``2>&1``,
   ``>&-`` name no file. A **here-document**'s body is read up to its delimiter line and,
   when the delimiter is unquoted, for the expansions the shell makes in it;
+  A here-string's word (``<<< word``) is read as any word. ``{fd}>file`` in front of a
+  command (bash's named descriptor) is a redirection, not the program;
 - leading assignments (``FOO=1 cmd``) make a command dynamic: the shell changes its
   environment. Rules are matched from the program word after them.
 
@@ -53,15 +55,22 @@ denies anything, since the hidden command could be the one it denies):
   arithmetic), and everything ``shell_programs.py`` lists (a program known only at run
   time, a shell reading a file or its input, shells of other syntaxes, runners whose
   options are not read, ``alias``, ``source``, ``hash``...);
+- ``time`` followed by options other than ``-p`` (bash's keyword and dash's
+  ``/usr/bin/time`` read them apart);
 - text it cannot read (an unclosed quote, ``$(``, backtick or ``${``, a parenthesis that
   does not pair up, a trailing backslash) raises ``ShellSyntaxError``; the gate treats it
-  as unknown too.
+  as unknown too: bash runs the lines before a syntax error.
+
+**What it leaves to the policy.** A program that runs code of its own language is judged
+as itself, whatever its code does: ``python -c``, ``awk``, ``perl -e``, ``make``, ``git``
+with an alias or ``-c core.pager=...``, ``sed``'s ``e`` command. A rule that allows such a
+program allows anything: that is what "not a sandbox" means (SECURITY.md).
 
 Nesting deeper than :data:`MAX_DEPTH` (``$(`` in ``$(``, a shell in a shell...) or more
 than :data:`MAX_PARTS` commands raise ``TooComplex``, which the gate denies outright. The
 scanner reads each character a bounded number of times (once per level of nesting, at
-most :data:`MAX_DEPTH`), and builds words from runs of characters, so its time grows
-linearly with the text.
+most :data:`MAX_DEPTH`) and builds words from runs of characters, so its time grows
+linearly with the text: a megabyte in about a tenth of a second.
 """
 
 from __future__ import annotations
