@@ -166,8 +166,11 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.anthropic_format",
         "labkit.harness.assembled",
         "labkit.recording",
-        "labkit.recording.format",
+        "labkit.recording.contents",
+        "labkit.recording.files",
         "labkit.recording.attempt",
+        "labkit.recording.replaying",
+        "labkit.recording.scenarios",
         "labkit.lessons.failures",
         "labkit",
         "labkit.harness",
@@ -175,10 +178,12 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.budget",
         "labkit.harness.shell",
         "labkit.models.scripted",
-        "labkit.recording.setup",
+        "labkit.recording.harness_setup",
         "labkit.models",
-        "labkit.models.sse_server",
-        "labkit.models.server",
+        "labkit.models.replay_server",
+        "labkit.models.ollama_server",
+        "labkit.models.openai_server",
+        "labkit.models.anthropic_server",
     }
     for module in (
         "checks",
@@ -316,7 +321,7 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
         team_verdict,
     )
     from labkit.harness.gate import check_command
-    from labkit.models.scripted import SHELL_POLICY
+    from labkit.recording.scenarios import SHELL_POLICY
 
     draw = random.Random(16)
     commands = [command for _, command, _ in POLICY_CASES + HIDDEN_POLICY_CASES]

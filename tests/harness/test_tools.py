@@ -4,7 +4,7 @@ tests/safety/."""
 import pytest
 
 from labkit import RepoTools, run_checks, sample_copy
-from labkit.models.scripted import NEW_LINE, OLD_LINE
+from labkit.recording.scenarios import NEW_LINE, OLD_LINE
 
 
 @pytest.fixture
