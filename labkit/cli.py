@@ -17,14 +17,11 @@ from .lessons.trace import event_line
 from .models.errors import MODEL_ERRORS
 from .models.provenance import timestamp
 from .models.providers import KEY_VARIABLES, PROVIDERS, live_model
-from .recording import (
-    RecordingError,
-    load_recording,
-    replay_attempt,
-    run_attempt,
-    save_recording,
-    serve_recording,
-)
+from .recording.attempt import run_attempt
+from .recording.contents import RecordingError
+from .recording.files import load_recording, save_recording
+from .recording.replaying import replay_attempt
+from .recording.serving import serve_recording
 from .settings import MY_RECORDINGS
 
 

@@ -52,7 +52,8 @@ def load_recording(name) -> dict:
             f"{path}: cannot be read (no such file here, nor among the "
             f"course's recordings: {', '.join(course_recordings())})"
         )
-    return check_recording(_read_json(path), where=str(path))
+    recording = _read_json(path)
+    return check_recording(recording, where=str(path))
 
 
 def _read_json(path: Path):
