@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "grading"))
 from answers import ANSWER_NAMES, RIGHT, WRONG  # noqa: E402 (the answers the tests grade)
 
-from labkit.grading import checks, checks_providers
+from labkit.grading.checks import lesson02_streamed_turn as streamed_turn
+from labkit.grading.checks import lesson06_providers as providers
 from labkit.grading.feedback import MAX_GROWTH
 from labkit.grading.isolated import TimedInputs, time_answer
 
@@ -67,17 +68,17 @@ EXERCISES = [
         "2a assemble_content",
         "assemble_content",
         ANSWERS,
-        (checks._LINEAR_REFERENCE, "assemble_content"),
-        checks._long_stream,
-        checks.TIMING,
+        (streamed_turn.LINEAR_REFERENCE, "assemble_content"),
+        streamed_turn.long_stream,
+        streamed_turn.TIMING,
     ),
     (
         "6a assemble_openai_calls",
         "assemble_openai_calls",
         CALLS_ANSWERS,
-        (checks_providers._CALLS_REFERENCE, "_openai_calls"),
-        checks_providers._long_stream,
-        checks_providers.CALLS_TIMING,
+        (providers.CALLS_REFERENCE, "_openai_calls"),
+        providers.long_stream,
+        providers.CALLS_TIMING,
     ),
 ]
 

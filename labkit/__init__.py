@@ -34,10 +34,10 @@ from .harness import (
     TEST_FILE,
     Chat,
     Checks,
+    OllamaAssembler,
     RepoTools,
     Tools,
     Turn,
-    TurnAssembler,
     agent_events,
     assemble_turn,
     call_tool,
@@ -46,10 +46,12 @@ from .harness import (
     sample_copy,
     tool_message,
 )
-from .harness.budget import Budget, compact, head_and_tail, measure, order_problems, request_sizes
-from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, commands_in, deny
+from .harness.budget import Budget, compact, head_and_tail
+from .harness.conversation import measure, order_problems, request_sizes
+from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.prompt import BUDGET_TASK, SHELL_TASK
 from .harness.shell import ShellTools, run_command
+from .harness.shell_syntax import commands_in
 from .lessons.failures import failure_cases, run_case
 from .lessons.lesson import (
     LessonError,
@@ -112,7 +114,7 @@ __all__ = [
     "ScriptedChat",
     "Tools",
     "Turn",
-    "TurnAssembler",
+    "OllamaAssembler",
     "TurnSteps",
     "agent_events",
     "assemble_turn",

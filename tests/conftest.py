@@ -136,6 +136,31 @@ def tool_turn(*calls):
     return [chunk(thinking="planning"), chunk(tool_calls=list(calls)), chunk(done=True)]
 
 
+def conversation(*results):
+    """A conversation: system, user, then one assistant call of read_file (ids call_1,
+    call_2...) and its result per item of ``results``."""
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "TASK"}]
+    for number, result in enumerate(results, start=1):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"call_{number}", "function": {"name": "read_file", "arguments": {}}}
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_name": "read_file",
+                "tool_call_id": f"call_{number}",
+                "content": result,
+            }
+        )
+    return messages
+
+
 class ListChat:
     """A chat that answers each request with the next list of chunks and keeps the requests.
     ``wire_format``: the format its chunks are in (None: Ollama's)."""

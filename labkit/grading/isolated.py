@@ -1,11 +1,11 @@
 """Run a learner's answer in a fresh Python process that knows nothing of the checks.
 
-The check (this module, in the grader's process) starts ``python -I -S`` (no
-site-packages, so neither labkit nor the expected values are there) and drives it one
-step at a time over a pipe: define the answer; call it on one case's arguments and
-read one reply, case after case; at the end, look at every argument again. Only
-then, in the grader, are the outputs compared with the expected values, which never
-leave the grader.
+The check (this module, in the grader's process) starts ``python -I -S answer_process.py``
+(:mod:`labkit.grading.answer_process`, standard library only; no site-packages, so neither
+labkit nor the expected values are there) and drives it one step at a time over a pipe:
+define the answer; call it on one case's arguments and read one reply, case after case; at
+the end, look at every argument again. Only then, in the grader, are the outputs compared
+with the expected values, which never leave the grader.
 
 So the answer's process cannot skip a case or add one (the grader counts the replies
 it asked for), cannot invoke a tool behind the grader's back (the tools object it is
@@ -32,22 +32,18 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..harness.sample import Checks
 from ..settings import ANSWER_TIMEOUT
+from .answer_process import RAISABLE
+
+#: The program the answer runs in, started as ``python -I -S answer_process.py FD``.
+ANSWER_PROCESS = Path(__file__).with_name("answer_process.py")
 
 PRELUDE = "import json\n"  # the lessons import json for the learner before the answer cell
 TIMEOUT = ANSWER_TIMEOUT  # seconds one run of an answer may take (the regrading sets its own)
 MAX_REPLY = 64 * 2**20  # bytes of one reply line the grader reads before calling it broken
-#: Exceptions a case's scripted tools may raise in the answer's process.
-RAISABLE = (
-    "ValueError",
-    "TypeError",
-    "OSError",
-    "FileNotFoundError",
-    "PermissionError",
-    "KeyError",
-    "RuntimeError",
-)
 
 
 @dataclass(frozen=True)
@@ -88,14 +84,18 @@ class AnswerError(Exception):
     """The answer could not be run at all (syntax error, hang, crash); ``str`` says what to do."""
 
 
-def checks_value(exit_code, passed, failed, output="") -> dict:
-    """An argument that arrives in the answer as a read-only ``Checks`` object (lesson 04)."""
+def run_counts_value(exit_code, passed, failed, output="") -> dict:
+    """An argument that arrives in the answer as a read-only ``Checks`` object (lesson 04), the
+    counts of one test run; its ``summary`` and ``repr`` are labkit's own, made here."""
+    counts = Checks(exit_code, passed, failed, output)
     return {
-        "__labkit__": "checks",
+        "__labkit__": "run_counts",
         "exit_code": exit_code,
         "passed": passed,
         "failed": failed,
         "output": output,
+        "summary": counts.summary,
+        "repr": repr(counts),
     }
 
 
@@ -273,7 +273,7 @@ class _Answer:
         self.errors = open(os.path.join(self.scratch.name, ".stderr"), "w+b")
         reading, self._write_end = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD, str(self._write_end)],
+            [sys.executable, "-I", "-S", str(ANSWER_PROCESS), str(self._write_end)],
             cwd=self.scratch.name,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -412,171 +412,3 @@ class _Answer:
             f"the Python running your answer stopped unexpectedly (exit "
             f"{self.process.returncode}): {(tail or ['no output'])[0][:300]}"
         )
-
-
-# The program the fresh process runs: it reads one request per line from stdin and writes
-# one reply per line to the file descriptor given as its argument. The answer's prints are
-# kept apart (and its stdout goes nowhere), so they never mix with the replies.
-_CHILD = r'''
-import copy, gc, io, json, linecache, math, os, sys, time, traceback
-replies = os.fdopen(int(sys.argv[1]), "w")
-requests = sys.stdin
-
-def send(message):
-    replies.write(json.dumps(message) + "\n")
-    replies.flush()
-
-def receive():
-    line = requests.readline()
-    if not line:
-        os._exit(0)
-    # a long input is a million objects: collecting while parsing them triples the time
-    gc.disable()
-    try:
-        return json.loads(line)
-    finally:
-        gc.enable()
-
-def encode(v):
-    t = type(v)
-    if v is None or t in (bool, int, str):
-        return v
-    if t is float and math.isfinite(v):
-        return v
-    if t is list:
-        return [encode(x) for x in v]
-    if t is dict and all(type(k) is str for k in v):
-        return {k: encode(x) for k, x in v.items()}
-    try:
-        text = repr(v)[:300]
-    except Exception:
-        text = "<unprintable " + t.__name__ + ">"
-    return {"__other__": t.__name__, "repr": text}
-
-class Checks:
-    """The result of an independent test run, read-only like labkit's."""
-    __slots__ = ("exit_code", "passed", "failed", "output")
-    def __init__(self, exit_code, passed, failed, output=""):
-        for key, value in zip(self.__slots__, (exit_code, passed, failed, output)):
-            object.__setattr__(self, key, value)
-    def __setattr__(self, key, value):
-        raise AttributeError(f"cannot assign to field {key!r}: Checks is read-only")
-    __delattr__ = __setattr__
-    @property
-    def summary(self):
-        parts = [f"{self.failed} failed"] if self.failed else []
-        parts += [f"{self.passed} passed"] if self.passed or not parts else []
-        return ", ".join(parts)
-    def __repr__(self):
-        return (f"Checks(exit_code={self.exit_code!r}, passed={self.passed!r}, "
-                f"failed={self.failed!r}, output={self.output!r})")
-
-import builtins
-ERRORS = {name: getattr(builtins, name) for name in ("ValueError", "TypeError", "OSError",
-          "FileNotFoundError", "PermissionError", "KeyError", "RuntimeError")}
-
-class Tools:
-    schemas = []
-    def invoke(self, name, arguments):
-        send({"invoke": [encode(name), encode(arguments)]})
-        answer = receive()
-        if "raise" in answer:
-            raise ERRORS[answer["raise"]](*answer["args"])
-        return answer["result"]
-    def __repr__(self):
-        return "tools"
-
-def build(v):
-    if isinstance(v, list):
-        return [build(x) for x in v]
-    if isinstance(v, dict):
-        kind = v.get("__labkit__")
-        if kind == "checks":
-            return Checks(v["exit_code"], v["passed"], v["failed"], v["output"])
-        if kind == "tools":
-            return Tools()
-        return {k: build(x) for k, x in v.items()}
-    return v
-
-def shown(v):
-    if isinstance(v, Tools):
-        return "tools"
-    if isinstance(v, Checks):
-        return repr(v)
-    return encode(v)
-
-def where(exc):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<answer>"]
-    return frames[-1].line.strip() if frames and frames[-1].line else None
-
-printed = io.StringIO()
-sys.stdout = printed
-namespace, function, kept, loaded, results = {"__name__": "__main__"}, None, [], [], []
-while True:
-    request = receive()
-    op = request["op"]
-    if op == "define":
-        source = request["source"]
-        linecache.cache["<answer>"] = (len(source), None, source.splitlines(True), "<answer>")
-        try:
-            exec(compile(source, "<answer>", "exec"), namespace)
-        except SyntaxError as exc:
-            send({"error": f"your answer cell has a syntax error on line "
-                           f"{(exc.lineno or 2) - 1}: {exc.msg}"})
-            continue
-        except BaseException as exc:
-            line = where(exc)
-            kind = type(exc).__name__
-            advice = (": an answer cell must define everything it uses (import what you need "
-                      "in it)" if kind == "NameError" else "")
-            send({"error": f"running your answer cell raised {kind}: {str(exc)[:300]}"
-                           + (f" (at `{line}`)" if line else "") + advice})
-            continue
-        function = namespace.get(request["name"])
-        if not callable(function):
-            send({"error": f"your answer cell does not define a function named "
-                           f"{request['name']!r}: keep the `def {request['name']}(...)` line"})
-            continue
-        send({"defined": True})
-    elif op == "call":
-        arguments = build(request["arguments"])
-        if request["conversation"]:
-            arguments[0][-1]["tool_calls"] = arguments[1]
-        kept.append(arguments)
-        printed.seek(0), printed.truncate()
-        try:
-            reply = {"returned": encode(function(*arguments))}
-        except Exception as exc:
-            reply = {"raised": [type(exc).__name__, str(exc)[:300], where(exc)]}
-        reply["arguments"] = [shown(a) for a in arguments]
-        reply["printed"] = printed.getvalue()[-2000:]
-        send(reply)
-    elif op == "recall":
-        send({"arguments": [[shown(a) for a in arguments] for arguments in kept]})
-    elif op == "load":
-        gc.disable()
-        calls = request["calls"]  # plain JSON data is used as parsed: fresh objects already
-        loaded, results = [build(call) for call in calls] if request["objects"] else calls, []
-        gc.collect()  # now, outside the timed calls; walking the inputs also steadies their timing
-        gc.enable()
-        send({"loaded": len(loaded)})
-    elif op == "run":
-        arguments = loaded[request["index"]]
-        gc.disable()
-        start, calls, reply = time.process_time(), 0, {}
-        try:
-            while True:
-                got = function(*arguments)
-                calls += 1
-                if time.process_time() - start >= request["min_seconds"]:
-                    break
-        except Exception as exc:
-            reply = {"error": f"your function raised {type(exc).__name__}: {str(exc)[:200]}"}
-        reply.update(seconds=time.process_time() - start, calls=calls)
-        gc.enable()
-        if "error" not in reply:
-            results.append(encode(got))
-        send(reply)
-    elif op == "results":
-        send({"returned": results})
-'''

@@ -3,31 +3,31 @@
 Read it in this order, and follow one request from start to end without leaving
 this folder:
 
-- ``contracts.py``: what the loop needs from a model (``Chat``) and tools (``Tools``),
-  and what each of its events holds;
+- ``contracts.py``: every plug-in the loop takes (a model, tools, a wire format, a gate,
+  a budget), the :class:`Turn` a reply is folded into, and what each event holds;
 - ``loop.py``: ``agent_events``, the loop itself;
-- ``formats.py``: what is per provider (how a reply streams in, how results go back),
-  with ``openai_format.py`` and ``anthropic_format.py`` beside it and ``assembled.py``
-  for what their turns share;
-- ``turns.py``: a streamed Ollama reply folded into one assistant message;
+- ``formats/``: what is per provider, one module each (``ollama.py``, ``openai.py``,
+  ``anthropic.py``): how a reply streams in and is folded into a turn, how results go back;
 - ``tools.py``: the three tools, confined to a copy of the sample repository;
 - ``prompt.py``: the words the model is given;
 - ``sample.py``: disposable copies of the sample, and the independent test check.
 
-Beside them: ``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py``
-(running tests safely), ``atomic.py`` (writing files whole), and the pieces of the
-later lessons: ``shell.py`` (a shell tool), ``gate.py`` (a permission gate) and
-``budget.py`` (the context budget). This package imports only the standard library
+Beside them: ``toolset.py`` (a tool's name, schema and handler in one record),
+``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py`` (running tests
+safely), ``atomic.py`` (writing files whole), and the pieces of the later lessons:
+``shell.py`` (a shell tool), ``gate.py`` (a permission gate) with ``shell_syntax.py``
+(the commands a shell string would run), ``conversation.py`` (measuring a conversation)
+and ``budget.py`` (the context budget). This package imports only the standard library
 and itself: the models, recordings, lessons and grading are built on it, not in it.
 """
 
-from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, tool_names
-from .formats import ANTHROPIC, FORMATS, OLLAMA, OPENAI, format_of, tool_message
+from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, Turn, tool_names
+from .formats import ANTHROPIC, FORMATS, OLLAMA, OPENAI, format_of
+from .formats.ollama import OllamaAssembler, assemble_turn, tool_message
 from .loop import MAX_TURNS, agent_events, call_tool
 from .prompt import REPAIR_TASK, SYSTEM_PROMPT
 from .sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE, Checks, file_sha256, run_checks, sample_copy
 from .tools import RepoTools
-from .turns import Turn, TurnAssembler, assemble_turn
 
 __all__ = [
     "ANTHROPIC",
@@ -49,7 +49,7 @@ __all__ = [
     "RepoTools",
     "Tools",
     "Turn",
-    "TurnAssembler",
+    "OllamaAssembler",
     "agent_events",
     "assemble_turn",
     "call_tool",

@@ -1,11 +1,11 @@
-"""The context budget: measure a conversation, cut long tool output, compact old results.
+"""The context budget: cut long tool output, compact old results, before each request.
 
 Every request carries the whole conversation, so what a tool returned three turns ago
-is paid for again on each request. These pure functions show where the characters go
-(``measure``, ``request_sizes``) and the three ways lesson 08 keeps them in budget:
-``numbered_lines`` (read a slice of a file), ``head_and_tail`` (cut the middle of a long
-output, saying how much) and ``compact`` (replace old tool results with a short note).
-``order_problems`` says whether a conversation is still one a model can be sent.
+is paid for again on each request (``conversation.py`` measures where the characters
+go). Besides reading a slice of a file (``read_file``'s ``offset`` and ``limit``, in
+``tools.py``), lesson 08 keeps a conversation in budget two ways, both pure functions:
+``head_and_tail`` (cut the middle of a long output, saying how much) and ``compact``
+(replace old tool results with a short note, every message kept in its place).
 ``Budget`` is the small callable the loop's ``budget=`` hook takes: ``compact`` applied
 before each request, with a log of what it did.
 """
@@ -15,6 +15,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .contracts import Message
+from .conversation import measure
 
 #: What a cut leaves in the text. ``CUT`` matches any marker, so a second cut can keep
 #: an earlier marker whole or drop it whole, never split it.
@@ -26,24 +31,6 @@ COMPACTED_NOTE = (
     "conversation in budget; call the tool again if you need it"
 )
 COMPACTED = re.compile(r'\{"note": "compacted: ')
-#: The longest slice ``numbered_lines`` returns, so a read stays small by default.
-MAX_LINES = 200
-#: The properties ``read_file``'s schema gains for a selective read (see ``numbered_lines``).
-READ_RANGE_PROPERTIES = {
-    "offset": {
-        "type": "integer",
-        "minimum": 1,
-        "description": "The first line to read, counting from 1. Leave it out to read "
-        "from the start.",
-    },
-    "limit": {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": MAX_LINES,
-        "description": f"How many lines to read, at most {MAX_LINES}. Read a long file "
-        "a part at a time; each line comes with its number.",
-    },
-}
 
 
 def marker(count: int, unit: str = "characters") -> str:
@@ -80,37 +67,7 @@ def head_and_tail(text: str, limit: int) -> str:
     return text[:start] + marker(end - start) + text[end:]
 
 
-def measure(messages) -> dict:
-    """Characters per message kind: the text each role carries, and the model's thinking
-    and tool calls (both are sent back with its messages)."""
-    sizes = {"system": 0, "user": 0, "assistant": 0, "thinking": 0, "tool_calls": 0, "tool": 0}
-    for message in messages:
-        role = message.get("role")
-        sizes[role] = sizes.get(role, 0) + len(message.get("content") or "")
-        sizes["thinking"] += len(message.get("thinking") or "")
-        for call in message.get("tool_calls") or ():
-            sizes["tool_calls"] += len(json.dumps(call.get("function", call)))
-    sizes["total"] = sum(sizes.values())
-    return sizes
-
-
-def request_sizes(recording: dict) -> list:
-    """One row per recorded request: its characters per kind, and the prompt tokens the
-    server counted (``prompt_eval_count`` of the final chunk), or None where it did not."""
-    rows = []
-    for number, turn in enumerate(recording["turns"], start=1):
-        final = turn["chunks"][-1]["chunk"] if turn["chunks"] else {}
-        rows.append(
-            {
-                "request": number,
-                **measure(turn["request"]["messages"]),
-                "prompt_tokens": final.get("prompt_eval_count"),
-            }
-        )
-    return rows
-
-
-def compact(messages, budget: int, *, keep_last: int = 1) -> list:
+def compact(messages: Iterable[Message], budget: int, *, keep_last: int = 1) -> list[Message]:
     """A copy of ``messages`` whose old tool results are replaced by a short note, oldest
     first, until the conversation has at most ``budget`` characters (``measure``'s total).
 
@@ -152,14 +109,14 @@ class Budget:
     it replaced then. It counts the requests of one run: make one ``Budget`` per run.
     """
 
-    def __init__(self, max_chars: int, *, keep_last: int = 1):
+    def __init__(self, max_chars: int, *, keep_last: int = 1) -> None:
         for name, value, least in (("max_chars", max_chars, 1), ("keep_last", keep_last, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} must be an int of at least {least}, not {value!r}")
         self.max_chars, self.keep_last = max_chars, keep_last
-        self.log = []
+        self.log: list[dict[str, Any]] = []
 
-    def __call__(self, messages) -> list:
+    def __call__(self, messages: Sequence[Message]) -> list[Message]:
         messages = list(messages)
         before = measure(messages)["total"]
         kept = (
@@ -178,83 +135,5 @@ class Budget:
         )
         return kept
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Budget({self.max_chars}, keep_last={self.keep_last})"
-
-
-def order_problems(messages) -> list:
-    """What makes ``messages`` a conversation a model cannot be sent; empty if none.
-
-    It must open with the system prompt and the user's task; each tool message must
-    follow the assistant message that called it (or that message's other results), and
-    each assistant message gets exactly one result per call it made. A result that carries
-    a ``tool_call_id`` must name one of its turn's calls; one that does not (Ollama's)
-    answers the calls in order, so its ``tool_name`` must be that call's name.
-    """
-    problems = []
-    roles = [message.get("role") for message in messages]
-    if roles[:2] != ["system", "user"]:
-        problems.append(f"the conversation must start with system and user, not {roles[:2]}")
-    calls, answered, asked_at = None, 0, None
-
-    def unanswered():
-        if calls and answered < len(calls):
-            problems.append(
-                f"message {asked_at}: {len(calls)} tool call(s) but only {answered} result(s)"
-            )
-
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "assistant":
-            unanswered()
-            calls, answered, asked_at = list(message.get("tool_calls") or ()), 0, index
-        elif role == "tool":
-            if calls is None or answered >= len(calls):
-                problems.append(f"message {index}: a tool result with no call left to answer")
-                continue
-            given, name = message.get("tool_call_id"), message.get("tool_name")
-            wanted = calls[answered].get("function", {}).get("name")
-            ids = sorted(call["id"] for call in calls if call.get("id") is not None)
-            if given is not None and given not in ids:
-                problems.append(
-                    f"message {index}: tool_call_id {given!r} pairs with no call "
-                    f"of its turn ({ids})"
-                )
-            elif given is None and name is not None and name != wanted:
-                problems.append(
-                    f"message {index}: a result of {name!r} where call "
-                    f"{answered + 1} of its turn was {wanted!r}"
-                )
-            answered += 1
-        else:
-            unanswered()
-            calls = None
-    unanswered()
-    return problems
-
-
-def numbered_lines(path: str, text: str, *, offset: int = 1, limit: int = MAX_LINES) -> dict:
-    """Lines ``offset`` to ``offset + limit - 1`` of ``text`` (counting from 1), each with
-    its number, as a ``read_file`` result; says how many lines the file has in all."""
-    for name, value in (("offset", offset), ("limit", limit)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"read_file: '{name}' must be an integer, not {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"read_file: '{name}' must be at least 1, got {value}")
-    if limit > MAX_LINES:
-        raise ValueError(f"read_file: 'limit' may be at most {MAX_LINES}, got {limit}")
-    lines = text.splitlines()
-    if offset > max(len(lines), 1):
-        raise ValueError(
-            f"read_file: 'offset' {offset} is past the end: {path} has {len(lines)} lines"
-        )
-    shown = lines[offset - 1 : offset - 1 + limit]
-    width = len(str(offset + len(shown) - 1))
-    content = "".join(f"{offset + i:>{width}}\t{line}\n" for i, line in enumerate(shown))
-    return {
-        "path": path,
-        "first_line": offset,
-        "last_line": offset + len(shown) - 1,
-        "total_lines": len(lines),
-        "content": content,
-    }

@@ -1,29 +1,105 @@
-"""What the loop needs from a model and from tools, and what each of its events holds.
+"""Every plug-in the loop takes, and everything it hands out, declared in one place.
 
-The loop talks to any model through one call, ``chat(messages, tool_schemas)``, and to
-any tools through ``schemas`` and ``invoke(name, arguments)``: a live model, a replayed
-recording and a scripted one are the same to it, and so are the repository's three
-tools and the shell. These are written as :class:`typing.Protocol` classes, so an
-implementation needs no base class, only the right shape.
+The loop (``loop.py``) talks to a model through one call, ``chat(messages,
+tool_schemas)``, and to tools through ``schemas`` and ``invoke(name, arguments)``; the
+wire format the model speaks folds the reply into a :class:`Turn` and shapes the results
+that go back; an optional gate decides whether each call runs, and an optional budget may
+shorten the conversation before each request. Each is a :class:`typing.Protocol` here, so
+an implementation needs no base class, only the right shape: a live model, a replayed
+recording and a scripted one are the same to the loop, and so are any tools.
 
-Events are plain dicts (easy to print, save and compare); the ``TypedDict`` classes
-below say which keys each kind has and what they hold. (Their annotations are evaluated
-at import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
+Events are plain dicts (easy to print, save and compare); the ``TypedDict`` classes below
+say which keys each kind has and what they hold. (Their annotations are evaluated at
+import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
 """
 
 from collections.abc import Iterable
-from typing import (
-    Any,
-    Literal,
-    NamedTuple,
-    NotRequired,
-    Protocol,
-    TypedDict,
-    runtime_checkable,
-)
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict, runtime_checkable
 
 Message = dict[str, Any]  # {"role": ..., "content": ..., ...}, as the model's API has it
 Chunk = dict[str, Any]  # one streamed piece of a reply (in the wire format the model speaks)
+
+
+# --- What the loop is given ---------------------------------------------------------------
+
+
+@runtime_checkable
+class Chat(Protocol):
+    """A model: send the conversation and the tools' schemas, get the reply's chunks.
+
+    The iterator it returns is read to its end or abandoned; the loop calls its ``close()``
+    (when it has one) either way, so a live model can end the request. Anything it raises,
+    at the call or while streaming, is a failure of the model side (a ``model_error``
+    stop); an exception with a ``stop_detail`` attribute (:class:`StopDetail`) says in it
+    what kind of failure it was. A chat may name the wire format it speaks in a
+    ``wire_format`` attribute (a :class:`WireFormat` or its name); without one it speaks
+    Ollama's.
+    """
+
+    def __call__(self, messages: list[Message], tool_schemas: list[dict]) -> Iterable[Chunk]: ...
+
+
+@runtime_checkable
+class Tools(Protocol):
+    """What the model may ask for: JSON Schema descriptions, and a way to run one.
+
+    ``invoke`` raises ``ValueError``, ``TypeError`` or ``OSError`` to refuse a call; the
+    loop turns that into an ``{"error": ...}`` result the model reads.
+    """
+
+    schemas: list[dict]
+
+    def invoke(self, name: str, arguments: dict) -> dict: ...
+
+
+class PermissionFields(TypedDict):
+    """What a gate's decision says about one call: the fields of a ``permission`` event."""
+
+    command: str  # the call as a person would read it
+    verdict: Literal["allow", "ask", "deny"]  # what the policy said
+    decision: Literal["allow", "deny"]  # what happened: the call ran, or it did not
+    by: str  # "policy", "answer", "person" or "nobody"
+    rule: str | None  # the rule that decided, if one did
+    reason: str
+    parts: list[list[str]]  # every command the call would run, word by word
+
+
+class Decision(Protocol):
+    """A gate's decision on one call."""
+
+    allowed: bool  # True: the call runs
+
+    def event_fields(self) -> PermissionFields: ...
+
+    def tool_result(self) -> dict:
+        """What the model reads instead of a result when the call does not run."""
+        ...
+
+
+class Gate(Protocol):
+    """Stands between an assembled call and its dispatch (lesson 07's permission gate)."""
+
+    def review(self, name: str, arguments: dict) -> Decision | None:
+        """The decision on one call, or None for a call this gate does not judge (it runs)."""
+        ...
+
+
+class Budget(Protocol):
+    """Called before each request with the conversation; returns the conversation to send
+    and keep (lesson 08's context budget). It may shorten tool results, never reorder."""
+
+    def __call__(self, messages: list[Message]) -> list[Message]: ...
+
+
+class StopDetail(Protocol):
+    """An exception from the model side that says what kind of failure it was (a replay
+    mismatch, say): the loop puts ``stop_detail`` in front of its text in the stop's detail."""
+
+    stop_detail: str
+
+
+# --- Wire formats: how a reply streams in and how results go back -------------------------
 
 
 class ToolCall(NamedTuple):
@@ -34,35 +110,88 @@ class ToolCall(NamedTuple):
     arguments: dict
 
 
-@runtime_checkable
-class Chat(Protocol):
-    """A model: send the conversation and the tools' schemas, get the reply's chunks.
+@dataclass(frozen=True)
+class Turn:
+    """One model reply, assembled and judged, the same for every wire format.
 
-    The iterator it returns is read to its end or abandoned; the loop calls its
-    ``close()`` (when it has one) either way, so a live model can end the request.
-    Anything it raises, at the call or while streaming, is a failure of the model side.
+    ``message`` is the assistant message as it joins the conversation (read-only, in the
+    provider's shape); ``text`` is its text; ``calls`` are the calls the loop may run,
+    empty unless the turn may be dispatched. ``done`` says the reply's final chunk
+    arrived (Ollama's ``done``, OpenAI's ``finish_reason``, Anthropic's ``message_stop``)
+    and ``done_reason`` what it gave as the reason (``"stop"``, ``"tool_calls"``,
+    ``"length"``, ``"max_tokens"``...). ``problem`` names the first chunk that broke the
+    format; ``unfinished`` says why a well-formed reply did not finish cleanly. ``chunks``
+    counts the chunks that arrived.
     """
 
-    def __call__(self, messages: list[Message], tool_schemas: list[dict]) -> Iterable[Chunk]: ...
+    message: Message
+    text: str
+    calls: list[ToolCall]
+    done: bool
+    done_reason: str | None
+    problem: str | None
+    unfinished: str | None
+    chunks: int = 0
+
+    @property
+    def may_dispatch(self) -> bool:
+        """True when the reply finished cleanly and is well formed, so its calls may run."""
+        return self.problem is None and self.unfinished is None
+
+
+class Assembler(Protocol):
+    """Folds one reply's chunks, one at a time, into a :class:`Turn`; linear in the stream."""
+
+    problem: str | None  # the first chunk that broke the format; later chunks are ignored
+
+    def add(self, chunk: Chunk) -> str:
+        """Fold one chunk in; return the text it carried ('' if none), for display."""
+        ...
+
+    def turn(self) -> Turn:
+        """The reply so far, judged: may its calls run, and if not, why not."""
+        ...
+
+
+class WireFormat(Protocol):
+    """A model API's streaming format: one module each in ``labkit/harness/formats/``."""
+
+    name: str  # "ollama", "openai", "anthropic", ...
+
+    def assembler(self) -> Assembler: ...
+
+    def tool_results(self, calls: list[ToolCall], results: list[dict]) -> list[Message]:
+        """The messages that carry one turn's results back, in the calls' order."""
+        ...
+
+
+# --- What the CLI and the lessons drive beyond the loop -----------------------------------
 
 
 @runtime_checkable
-class Tools(Protocol):
-    """What the model may ask for: JSON Schema descriptions, and a way to run one.
+class LiveModel(Chat, Protocol):
+    """A model behind a server (``labkit.models``): a :class:`Chat` that also says which
+    wire format it speaks, checks before a run that its server can serve it, keeps each
+    chunk's wire text for a recording, and says where its replies came from."""
 
-    ``invoke`` raises ``ValueError``, ``TypeError`` or ``OSError`` to refuse a call;
-    the loop turns that into an ``{"error": ...}`` result the model reads.
-    """
+    wire_format: str
 
-    schemas: list[dict]
+    def check(self) -> None:
+        """Raise an error that says what to do when the server cannot serve this run."""
+        ...
 
-    def invoke(self, name: str, arguments: dict) -> dict: ...
+    def wire(
+        self, messages: list[Message], tool_schemas: list[dict]
+    ) -> Iterable[tuple[Chunk, str | None]]:
+        """Like calling it, but each chunk comes with its line or event exactly as sent."""
+        ...
+
+    def provenance(self) -> dict:
+        """Who produced the replies: the source, the model and what its server reported."""
+        ...
 
 
-def tool_names(schemas) -> list[str]:
-    """The names of the tools described by ``schemas``, in order."""
-    return [schema["function"]["name"] for schema in schemas]
-
+# --- What the loop yields -----------------------------------------------------------------
 
 #: Why a run stopped. Every run ends with one ``stopped`` event carrying one of these.
 STOP_REASONS = {
@@ -116,20 +245,13 @@ class ToolStart(TypedDict):
     arguments: dict
 
 
-class Permission(TypedDict):
+class Permission(PermissionFields):
     """The permission gate's decision on a call (only when the loop was given a gate)."""
 
     type: Literal["permission"]
     time: float
     turn: int
     name: str
-    command: str  # the call as a person would read it
-    verdict: Literal["allow", "ask", "deny"]  # what the policy said
-    decision: Literal["allow", "deny"]  # what happened: the call ran, or it did not
-    by: str  # "policy", "answer", "person" or "nobody"
-    rule: str | None  # the rule that decided, if one did
-    reason: str
-    parts: list[list[str]]  # every command the call would run, word by word
 
 
 class ToolResult(TypedDict):
@@ -165,3 +287,8 @@ EVENT_TYPES = {
     "tool_result": ToolResult,
     "stopped": Stopped,
 }
+
+
+def tool_names(schemas: Iterable[dict]) -> list[str]:
+    """The names of the tools described by ``schemas``, in order."""
+    return [schema["function"]["name"] for schema in schemas]

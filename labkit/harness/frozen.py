@@ -50,7 +50,7 @@ class TooDeep(ValueError):
     """A value nested more deeply than ``freeze`` was told to accept."""
 
 
-def freeze(value, max_depth: int = 64):
+def freeze(value: object, max_depth: int = 64) -> object:
     """A read-only copy of a JSON value (dicts, lists, str, numbers, bool, None).
 
     Strings and numbers are shared, being immutable already, and so is a value frozen
@@ -58,7 +58,7 @@ def freeze(value, max_depth: int = 64):
     levels, so a hostile value cannot exhaust the stack.
     """
 
-    def frozen(value, depth):
+    def frozen(value: object, depth: int) -> object:
         if type(value) in (FrozenDict, FrozenList):
             return value
         if not isinstance(value, dict | list | tuple):

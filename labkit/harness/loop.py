@@ -5,11 +5,11 @@ kind), so a lesson can watch a run step by step, a recorder can save it and a te
 check it. The loop never runs a tool from a turn that did not finish cleanly, and it
 always ends with exactly one ``stopped`` event.
 
-Three small pieces plug into it, each optional: the wire format a model speaks
-(``formats.py``: how a reply streams in and how results go back; Ollama's unless the
-chat says otherwise), a permission ``gate`` between an assembled call and its dispatch
-(``gate.py``), and a ``budget`` that may shorten the conversation before each request
-(``budget.py``). The loop itself stays the same for all of them.
+Three small pieces plug into it (each a Protocol in ``contracts.py``): the wire format a
+model speaks (``formats/``: how a reply streams in and how results go back; Ollama's
+unless the chat says otherwise), and, optionally, a permission ``gate`` between an
+assembled call and its dispatch (``gate.py``) and a ``budget`` that may shorten the
+conversation before each request (``budget.py``). The loop stays the same for all of them.
 
 Only the model side may fail quietly: whatever ``chat`` raises, when called or while
 its reply streams, ends the run as ``model_error``. An error in the loop's own work
@@ -23,10 +23,15 @@ request costs the loop a list of pointers, not a copy of the conversation.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from time import monotonic
 
 from .contracts import (
+    Budget,
     Chat,
+    Event,
+    Gate,
+    Message,
     ModelStart,
     Permission,
     Stopped,
@@ -45,8 +50,14 @@ TOOL_ERRORS = (ValueError, TypeError, OSError)
 
 
 def agent_events(
-    chat: Chat, tools: Tools, task: str, *, max_turns: int = MAX_TURNS, gate=None, budget=None
-):
+    chat: Chat,
+    tools: Tools,
+    task: str,
+    *,
+    max_turns: int = MAX_TURNS,
+    gate: Gate | None = None,
+    budget: Budget | None = None,
+) -> Iterator[Event]:
     """Run one attempt at ``task`` and yield its events.
 
     ``chat(messages, tool_schemas)`` returns an iterator of the model's streamed chunks,
@@ -59,14 +70,14 @@ def agent_events(
     return _run(chat, tools, task, positive_int(max_turns, "max_turns"), gate, budget)
 
 
-def positive_int(value, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
     """``value`` if it is an int of at least 1 (``True`` is not), else a ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
 
 
-def call_tool(tools: Tools, name, arguments):
+def call_tool(tools: Tools, name: str, arguments: dict) -> dict:
     """Invoke one tool; a refusal becomes an ``{"error": ...}`` result the model can read."""
     try:
         return tools.invoke(name, arguments)
@@ -74,48 +85,11 @@ def call_tool(tools: Tools, name, arguments):
         return {"error": str(exc)}
 
 
-class ModelFailed(Exception):
-    """The model side raised; ``error`` is what it raised."""
-
-    def __init__(self, error: BaseException):
-        super().__init__(str(error))
-        self.error = error
-
-
-def model_reply(chat: Chat, messages: list, schemas: list):
-    """The chunks of one reply. Whatever ``chat`` raises, when called or while streaming,
-    comes out as :class:`ModelFailed`; the stream is closed however the reading ends."""
-    stream = None
-    try:
-        try:
-            stream = chat(messages, schemas)
-            chunks = iter(stream)
-        except Exception as exc:
-            raise ModelFailed(exc) from exc
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                return
-            except Exception as exc:
-                raise ModelFailed(exc) from exc
-            yield chunk
-    finally:
-        _close(stream)
-
-
-def _close(stream) -> None:
-    """Release a stream the loop is done with. Failing to close it changes nothing the
-    loop has already judged, so the failure must not escape the loop."""
-    try:
-        getattr(stream, "close", lambda: None)()
-    except Exception:
-        pass
-
-
-def _run(chat, tools, task, max_turns, gate, budget):
+def _run(
+    chat: Chat, tools: Tools, task: str, max_turns: int, gate: Gate | None, budget: Budget | None
+) -> Iterator[Event]:
     wire = format_of(chat)
-    messages = [
+    messages: list[Message] = [
         freeze({"role": "system", "content": SYSTEM_PROMPT}),
         freeze({"role": "user", "content": task}),
     ]
@@ -145,30 +119,33 @@ def _run(chat, tools, task, max_turns, gate, budget):
             tools=list(names),
             messages=list(messages),
         )
-        assembler = wire.assembler()
-        reply = model_reply(chat, list(messages), schemas)
+        # Read the reply. Only what the model side raises (calling chat, or reading its next
+        # chunk) ends the run as model_error; an error in the assembler is a bug and propagates.
+        assembler, stream = wire.assembler(), None
+        add = assembler.add
         try:
-            for chunk in reply:
-                text = assembler.add(chunk)
-                if assembler.problem:
+            try:
+                stream = chat(list(messages), schemas)
+                chunks = iter(stream)
+            except Exception as exc:
+                yield _model_error(stopped, turn_number, exc)
+                return
+            while True:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
                     break
+                except Exception as exc:
+                    yield _model_error(stopped, turn_number, exc)
+                    return
+                text = add(chunk)
                 if text:  # a TextDelta, written as a literal: this runs once per fragment
-                    yield {
-                        "type": "text_delta",
-                        "time": monotonic(),
-                        "turn": turn_number,
-                        "text": text,
-                    }
-        except ModelFailed as failure:
-            exc = failure.error
-            error = str(exc) or type(exc).__name__
-            what = (
-                getattr(exc, "stop_detail", None) or "the model call failed"
-            )  # e.g. a replay mismatch
-            yield stopped("model_error", turn_number, f"{what}: {error}", error=error)
-            return
+                    yield {"type": "text_delta", "time": monotonic(), "turn": turn_number,
+                           "text": text}  # fmt: skip
+                elif assembler.problem:
+                    break
         finally:
-            reply.close()
+            _close(stream)
 
         turn = assembler.turn()
         if turn.problem:
@@ -222,3 +199,19 @@ def _run(chat, tools, task, max_turns, gate, budget):
         messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
     yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")
+
+
+def _model_error(stopped, turn_number: int, exc: BaseException) -> Stopped:
+    """The stop for a failure of the model side; a ``stop_detail`` on the error names its kind."""
+    error = str(exc) or type(exc).__name__
+    what = getattr(exc, "stop_detail", None) or "the model call failed"  # e.g. a replay mismatch
+    return stopped("model_error", turn_number, f"{what}: {error}", error=error)
+
+
+def _close(stream: object) -> None:
+    """Release a stream the loop is done with. Failing to close it changes nothing the
+    loop has already judged, so the failure must not escape the loop."""
+    try:
+        getattr(stream, "close", lambda: None)()
+    except Exception:
+        pass

@@ -23,6 +23,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .reaper import CLEANUP_SECONDS
 
@@ -47,7 +48,7 @@ class PytestRun:
     timed_out: bool
 
 
-def child_environment() -> dict:
+def child_environment() -> dict[str, str]:
     env = {key: os.environ[key] for key in PASSED_THROUGH if key in os.environ}
     return {**env, **FIXED_ENV}
 
@@ -111,7 +112,7 @@ def without_durations(output: str) -> str:
     return _DURATION.sub("", output)
 
 
-def _keep_tail(stream, tail: deque, limit: int) -> None:
+def _keep_tail(stream: IO[bytes], tail: deque, limit: int) -> None:
     """Read until every writer has closed the pipe, keeping at least the last ``limit`` bytes.
 
     The reader closes the pipe itself: closing it from another thread while this one

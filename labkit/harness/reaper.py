@@ -38,7 +38,7 @@ def become_subreaper() -> bool:
         return False
 
 
-def children() -> list:
+def children() -> list[int]:
     """The pids whose parent is this process, read from ``/proc/<pid>/stat``."""
     me, found = os.getpid(), []
     for name in os.listdir("/proc"):
@@ -75,7 +75,7 @@ def kill_every_child(seconds: float = CLEANUP_SECONDS) -> bool:
     return False
 
 
-def main(command: list) -> None:
+def main(command: list[str]) -> None:
     def stop(signum, frame):
         raise Stop
 

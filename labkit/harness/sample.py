@@ -12,6 +12,7 @@ import hashlib
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from importlib.resources import files
@@ -27,7 +28,7 @@ CHECK_TIMEOUT = 60.0  # seconds the independent test run may take
 
 
 @contextmanager
-def sample_copy():
+def sample_copy() -> Iterator[Path]:
     """Yield the path of a fresh copy of the sample repository; remove it afterwards."""
     with tempfile.TemporaryDirectory(prefix="labkit-") as tmp:
         copy = Path(tmp) / "sample_repo"
@@ -74,7 +75,7 @@ _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|desel
 _SUMMARY = re.compile(r"^=*\s*(\d+ \w+|no tests ran)(, \d+ \w+)*( in [\d.]+s.*)?\s*=*$")
 
 
-def parse_pytest_counts(output: str) -> dict:
+def parse_pytest_counts(output: str) -> dict[str, int]:
     """Read the counts from pytest's closing summary line, e.g. ``1 failed, 3 passed``."""
     for line in reversed(output.strip().splitlines()):
         if _SUMMARY.match(line.strip()):

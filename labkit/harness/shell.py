@@ -8,6 +8,9 @@ The child gets the same scrubbed environment as ``run_tests`` and the same sweep
 leftover processes when it ends (``pytest_run``, ``reaper``); stdout and stderr come back
 apart, each cut head and tail with a marker saying how many bytes were cut.
 
+``ShellTools`` is ``RepoTools`` with one more tool, ``run_command``, written as the others
+are (``toolset.py``'s ``@tool``: its schema above its method).
+
 This is not a sandbox: a command runs with your permissions. The permission gate
 (``gate``) decides which commands run at all.
 """
@@ -22,55 +25,23 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .budget import marker
 from .pytest_run import REAPER, child_environment, wait_and_sweep
-from .tools import TEST_TIMEOUT, RepoTools
+from .tools import RepoTools
+from .toolset import tool
 
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
 MAX_TIMEOUT = 60.0  # the most a model may ask for
 MAX_OUTPUT = 4_000  # bytes of each stream the model sees: the first and last 2,000
 PYTHON_NAMES = ("python", "python3")  # run as the harness's own interpreter (see _program)
 
-SCHEMA = {
-    "type": "function",
-    "function": {
-        "name": "run_command",
-        "description": (
-            "Run one program in the repository's folder and return its exit_code, stdout and "
-            "stderr. Give the program and each argument as separate items, for example "
-            '["python", "-m", "pytest", "-q"]. There is no shell: pipes, \';\', \'&&\', '
-            "redirections, '*' and variables are passed as plain text, and 'cd' does not "
-            "exist. Each call starts afresh in the repository's folder. 'python' is the "
-            "Python this repository is tested with (pytest is installed). Long output is cut "
-            "in the middle. A person may refuse a command; then you get an error instead."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "description": "The program to run, then its arguments, one item each.",
-                },
-                "timeout": {
-                    "type": "number",
-                    "minimum": 1,
-                    "maximum": MAX_TIMEOUT,
-                    "description": f"Seconds to wait before stopping the command "
-                    f"(default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}).",
-                },
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
-    },
-}
-
 
 @dataclass(frozen=True)
 class CommandRun:
+    """What one command did: its exit code, its two streams (cut), and whether it timed out."""
+
     exit_code: int  # negative: killed by that signal (-9 after a timeout)
     stdout: str
     stderr: str
@@ -78,7 +49,11 @@ class CommandRun:
 
 
 def run_command(
-    root, command, *, timeout: float = DEFAULT_TIMEOUT, limit: int = MAX_OUTPUT
+    root: str | os.PathLike[str],
+    command: list[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    limit: int = MAX_OUTPUT,
 ) -> CommandRun:
     """Run the argument list ``command`` in ``root`` and return what it did.
 
@@ -127,38 +102,54 @@ def run_command(
     return CommandRun(process.returncode, ends["stdout"].text(), stderr, timed_out)
 
 
-class ShellTools:
+class ShellTools(RepoTools):
     """The three repository tools plus ``run_command``, all working in ``root``."""
 
-    schemas = RepoTools.schemas + [SCHEMA]
-
-    def __init__(self, root, *, test_timeout: float = TEST_TIMEOUT):
-        self.repo = RepoTools(root, test_timeout=test_timeout)
-        self.root = self.repo.root
-
-    def invoke(self, name, arguments):
-        """Run the tool called ``name`` with a dict of ``arguments`` and return its result."""
-        if name != "run_command":
-            return self.repo.invoke(name, arguments)
-        if not isinstance(arguments, dict):
-            raise TypeError(
-                f"arguments for run_command must be a JSON object, not {type(arguments).__name__}"
-            )
-        extra = set(arguments) - {"command", "timeout"}
-        if extra or "command" not in arguments:
-            raise TypeError(
-                "run_command takes 'command' (a list of strings) and optionally "
-                f"'timeout'; got {sorted(arguments)}"
-            )
-        run = run_command(
-            self.root, arguments["command"], timeout=arguments.get("timeout", DEFAULT_TIMEOUT)
-        )
+    @tool(
+        description=(
+            "Run one program in the repository's folder and return its exit_code, stdout and "
+            "stderr. Give the program and each argument as separate items, for example "
+            '["python", "-m", "pytest", "-q"]. There is no shell: pipes, \';\', \'&&\', '
+            "redirections, '*' and variables are passed as plain text, and 'cd' does not "
+            "exist. Each call starts afresh in the repository's folder. 'python' is the "
+            "Python this repository is tested with (pytest is installed). Long output is cut "
+            "in the middle. A person may refuse a command; then you get an error instead."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": "The program to run, then its arguments, one item each.",
+                },
+                "timeout": {
+                    "type": "number",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT,
+                    "description": f"Seconds to wait before stopping the command "
+                    f"(default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g}).",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        },
+        takes="'command' (a list of strings) and optionally 'timeout'",
+    )
+    def run_command(self, command: list[str], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        """Run ``command`` in the copy (the module's ``run_command``) and report what it did."""
+        run = run_command(self.root, command, timeout=timeout)
         return {
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
             "stdout": run.stdout,
             "stderr": run.stderr,
         }
+
+
+#: ``run_command``'s schema, as the model is sent it.
+SCHEMA = ShellTools.run_command.schema
 
 
 def _program(name: str, root: Path, env: dict) -> str:

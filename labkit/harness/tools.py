@@ -1,12 +1,14 @@
 """The three tools the model may ask for, confined to one copy of the sample repository.
 
-The model names a tool and gives JSON arguments; ``RepoTools.invoke`` is the only
-way in. It refuses unknown names and malformed arguments with ``ValueError`` or
-``TypeError`` (the loop turns those into ``{"error": ...}`` results the model can
-read), and no argument can reach a file other than the two it allows: each file is
-opened one folder at a time from ``/`` without following any link, so a planted
-symlink, a symlink loop or a named pipe is refused as a tool error, never raised.
-Reads are bounded: at most one byte past the cap is ever read.
+Each tool is one method of ``RepoTools`` with its description and JSON Schema above it
+(``toolset.py``'s ``@tool``). The model names a tool and gives JSON arguments;
+``RepoTools.invoke`` is the only way in. It refuses unknown names and malformed
+arguments with ``ValueError`` or ``TypeError`` (the loop turns those into
+``{"error": ...}`` results the model can read), and no argument can reach a file other
+than the two it allows: each file is opened one folder at a time from ``/`` without
+following any link, so a planted symlink, a symlink loop or a named pipe is refused as a
+tool error, never raised. Reads are bounded: at most one byte past the cap is ever read,
+and ``read_file`` can return a numbered slice of a file (``numbered_lines``).
 """
 
 from __future__ import annotations
@@ -14,108 +16,65 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from .atomic import write_atomically
-from .budget import MAX_LINES, READ_RANGE_PROPERTIES, numbered_lines
 from .pytest_run import run_pytest
 from .sample import SOURCE_FILE, TEST_FILE
+from .toolset import Toolset, shown, tool
 
 READABLE = (SOURCE_FILE, TEST_FILE)
 MAX_FILE_BYTES = 64_000  # larger than the sample will ever honestly be
 MAX_TEST_OUTPUT = 2_000  # characters of pytest output the model sees
 TEST_TIMEOUT = 30.0  # seconds a run_tests call may take
-
-SCHEMAS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": (
-                "Read one file of the repository and return its text. Only two paths are "
-                f"allowed: '{SOURCE_FILE}' and '{TEST_FILE}'. Read a file before you edit it. "
-                "To read only part of a file, give 'offset' (the first line, from 1) and "
-                "'limit' (how many lines): you get those lines, each with its number, and "
-                "the file's total number of lines."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "enum": list(READABLE),
-                        "description": "The file to read, relative to the repository root.",
-                    },
-                    **READ_RANGE_PROPERTIES,
-                },
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "replace_text",
-            "description": (
-                f"Edit {SOURCE_FILE} by replacing one exact piece of its text. 'old' must appear "
-                "exactly once in the file, copied character for character (spaces included) from "
-                "your last read_file; if it is not found, read the file again. Never edit "
-                "the tests."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "old": {"type": "string", "description": "The exact text to replace."},
-                    "new": {"type": "string", "description": "The text to put in its place."},
-                },
-                "required": ["old", "new"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "run_tests",
-            "description": (
-                "Run the repository's test suite with pytest and return its exit_code (0 means "
-                "every test passed) and the end of its output. Takes no arguments."
-            ),
-            "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
-        },
-    },
-]
+MAX_LINES = 200  # the longest slice read_file returns, so a read stays small by default
 
 
-class RepoTools:
+class RepoTools(Toolset):
     """The model's tools, working inside ``root`` (a disposable copy of the sample)."""
 
-    schemas = SCHEMAS
-
-    def __init__(self, root, *, test_timeout: float = TEST_TIMEOUT):
+    def __init__(self, root: str | os.PathLike[str], *, test_timeout: float = TEST_TIMEOUT) -> None:
         self.root = Path(root).resolve()
         self.test_timeout = test_timeout
-        self._handlers = {
-            "read_file": self.read_file,
-            "replace_text": self.replace_text,
-            "run_tests": self.run_tests,
-        }
 
-    def invoke(self, name, arguments):
-        """Run the tool called ``name`` with a dict of ``arguments`` and return its result."""
-        handler = self._handlers.get(name) if isinstance(name, str) else None
-        if handler is None:
-            raise ValueError(
-                f"unknown tool {_shown(name)}; the tools are: {', '.join(self._handlers)}"
-            )
-        if not isinstance(arguments, dict):
-            raise TypeError(
-                f"arguments for {name} must be a JSON object, not {type(arguments).__name__}"
-            )
-        _check_arguments(name, arguments)
-        return handler(**arguments)
-
-    def read_file(self, path, offset=None, limit=None):
+    @tool(
+        description=(
+            "Read one file of the repository and return its text. Only two paths are "
+            f"allowed: '{SOURCE_FILE}' and '{TEST_FILE}'. Read a file before you edit it. "
+            "To read only part of a file, give 'offset' (the first line, from 1) and "
+            "'limit' (how many lines): you get those lines, each with its number, and "
+            "the file's total number of lines."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "enum": list(READABLE),
+                    "description": "The file to read, relative to the repository root.",
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "The first line to read, counting from 1. Leave it out to "
+                    "read from the start.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LINES,
+                    "description": f"How many lines to read, at most {MAX_LINES}. Read a long "
+                    "file a part at a time; each line comes with its number.",
+                },
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        read_only=True,
+    )
+    def read_file(
+        self, path: str, offset: int | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         """The whole file; or, given ``offset`` or ``limit``, those lines with their numbers."""
         data, info = self._read(path, allowed=READABLE)
         text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
@@ -130,7 +89,24 @@ class RepoTools:
             limit=MAX_LINES if limit is None else limit,
         )
 
-    def replace_text(self, old, new):
+    @tool(
+        description=(
+            f"Edit {SOURCE_FILE} by replacing one exact piece of its text. 'old' must appear "
+            "exactly once in the file, copied character for character (spaces included) from "
+            "your last read_file; if it is not found, read the file again. Never edit "
+            "the tests."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "old": {"type": "string", "description": "The exact text to replace."},
+                "new": {"type": "string", "description": "The text to put in its place."},
+            },
+            "required": ["old", "new"],
+            "additionalProperties": False,
+        },
+    )
+    def replace_text(self, old: str, new: str) -> dict[str, Any]:
         if not old:
             raise ValueError("'old' is empty; copy the exact lines to replace from read_file")
         if len(new) > MAX_FILE_BYTES:
@@ -160,20 +136,25 @@ class RepoTools:
         )
         return {"path": SOURCE_FILE, "replaced": 1}
 
-    def run_tests(self):
+    @tool(
+        description=(
+            "Run the repository's test suite with pytest and return its exit_code (0 means "
+            "every test passed) and the end of its output. Takes no arguments."
+        ),
+        parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    )
+    def run_tests(self) -> dict[str, Any]:
         run = run_pytest(self.root, timeout=self.test_timeout, tail_bytes=MAX_TEST_OUTPUT)
         return {"exit_code": run.exit_code, "timed_out": run.timed_out, "output": run.output}
 
-    def _read(self, path, *, allowed) -> tuple[bytes, os.stat_result]:
+    def _read(self, path: str, *, allowed: tuple[str, ...]) -> tuple[bytes, os.stat_result]:
         """At most ``MAX_FILE_BYTES + 1`` bytes of an allowed file, and its ``stat``.
 
         Any way the file fails to be a regular, single-linked file inside the copy (a
         link, a loop of links, a pipe, a folder, gone) is an ``OSError`` the model reads.
         """
         if path not in allowed:
-            raise ValueError(
-                f"path {_shown(path)} is not allowed; use one of: {', '.join(allowed)}"
-            )
+            raise ValueError(f"path {shown(path)} is not allowed; use one of: {', '.join(allowed)}")
         refusal = OSError(
             f"{path} is not a regular file inside the repository copy (it is missing, or a link)"
         )
@@ -186,6 +167,39 @@ class RepoTools:
             if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
                 raise refusal
             return file.read(MAX_FILE_BYTES + 1), info
+
+
+#: The three tools' schemas, as the model is sent them.
+SCHEMAS = RepoTools.schemas
+
+
+def numbered_lines(
+    path: str, text: str, *, offset: int = 1, limit: int = MAX_LINES
+) -> dict[str, Any]:
+    """Lines ``offset`` to ``offset + limit - 1`` of ``text`` (counting from 1), each with
+    its number, as a ``read_file`` result; says how many lines the file has in all."""
+    for name, value in (("offset", offset), ("limit", limit)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"read_file: '{name}' must be an integer, not {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"read_file: '{name}' must be at least 1, got {value}")
+    if limit > MAX_LINES:
+        raise ValueError(f"read_file: 'limit' may be at most {MAX_LINES}, got {limit}")
+    lines = text.splitlines()
+    if offset > max(len(lines), 1):
+        raise ValueError(
+            f"read_file: 'offset' {offset} is past the end: {path} has {len(lines)} lines"
+        )
+    shown = lines[offset - 1 : offset - 1 + limit]
+    width = len(str(offset + len(shown) - 1))
+    content = "".join(f"{offset + i:>{width}}\t{line}\n" for i, line in enumerate(shown))
+    return {
+        "path": path,
+        "first_line": offset,
+        "last_line": offset + len(shown) - 1,
+        "total_lines": len(lines),
+        "content": content,
+    }
 
 
 def _open_without_links(file: Path) -> int:
@@ -211,29 +225,3 @@ def _open_without_links(file: Path) -> int:
         return os.open(name, flags | os.O_NONBLOCK, dir_fd=fd)
     finally:
         os.close(fd)
-
-
-def _shown(value, limit: int = 200) -> str:
-    """``repr(value)``, cut to ``limit`` characters: an error text never echoes 100 kB back."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
-def _check_arguments(name: str, arguments: dict) -> None:
-    parameters = next(s["function"]["parameters"] for s in SCHEMAS if s["function"]["name"] == name)
-    expected = set(parameters["properties"])
-    extra = set(arguments) - expected
-    missing = set(parameters.get("required", [])) - set(arguments)
-    if extra or missing:
-        problems = [
-            f"unexpected {_shown(sorted(extra))}" if extra else "",
-            f"missing {sorted(missing)}" if missing else "",
-        ]
-        raise TypeError(
-            f"{name} takes {sorted(expected) or 'no arguments'}: "
-            + "; ".join(p for p in problems if p)
-        )
-    for key, value in arguments.items():
-        # strings are checked here; numbers where they are used (numbered_lines)
-        if parameters["properties"][key]["type"] == "string" and not isinstance(value, str):
-            raise TypeError(f"{name}: {_shown(key)} must be a string, not {type(value).__name__}")

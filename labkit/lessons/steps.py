@@ -1,6 +1,6 @@
 """What the lesson widgets step through, derived once so that each step is cheap.
 
-``TurnSteps`` folds one streamed turn with the loop's own ``TurnAssembler`` in a
+``TurnSteps`` folds one streamed turn with the loop's own ``OllamaAssembler`` in a
 single pass and keeps a prefix index (how many fragments and characters, how many
 tool calls after each chunk; where ``done`` and the first problem arrived), so
 showing step k costs only what is shown, however long the stream.
@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..harness.budget import measure
+from ..harness.contracts import Turn
+from ..harness.conversation import measure
 from ..harness.formats import FORMATS
-from ..harness.turns import Turn, TurnAssembler
+from ..harness.formats.ollama import OllamaAssembler, unfinished_reason
 
 TAIL = 2000  # characters of assembled text shown at once; earlier ones are counted, not shown
 
@@ -49,7 +50,7 @@ class ChunkStep:
     @property
     def may_dispatch(self) -> bool:
         """The loop's own rule (``Turn.may_dispatch``), applied to the stream so far."""
-        return Turn({}, self.done, self.done_reason, self.problem).may_dispatch
+        return self.problem is None and unfinished_reason(self.done, self.done_reason) is None
 
     @property
     def ended(self) -> bool:
@@ -66,7 +67,7 @@ class TurnSteps:
 
     def __init__(self, turn):
         self.entries = _chunk_entries(turn)
-        assembler = TurnAssembler()
+        assembler = OllamaAssembler()
         self._content_count, self._content_chars = [0], [0]
         self._thinking_count, self._thinking_chars = [0], [0]
         self._calls = [0]
@@ -214,7 +215,7 @@ class FragmentSteps:
             content,
             hidden,
             [_call_fragments(*call) for call in assembler.calls_so_far()],
-            turn.finish,
+            turn.done_reason,
             turn.problem,
             turn.unfinished,
         )

@@ -118,7 +118,7 @@ def conversation_roles(recording_name: str, max_turns: int) -> list[str]:
     roles = [message["role"] for message in turns[-1]["request"]["messages"]]
     reply = assemble_turn(entry["chunk"] for entry in turns[-1]["chunks"])
     if reply.may_dispatch:
-        roles += ["assistant"] + ["tool"] * len(reply.tool_calls)
+        roles += ["assistant"] + ["tool"] * len(reply.calls)
     return roles
 
 

@@ -1220,12 +1220,14 @@ def $name(messages, budget):
 #: Answers that try to change their own grade instead of being right, keyed by a few words:
 #: (the check whose cell they sit in, the source). Each must score 0 on that cell.
 CHEATS = {
-    "replaces the check in labkit.exercises and labkit.grading.checks": (
+    "replaces the check in labkit.exercises and in the registry and module that hold it": (
         "check_tool_message",
         """
-import labkit.exercises, labkit.grading.checks
-for module in (labkit.exercises, labkit.grading.checks):
-    module.check_tool_message = lambda *args, **kwargs: print("All 5 cases passed.")
+import labkit.exercises, labkit.grading.checks, labkit.grading.checks.lesson01_one_file_read
+fake = lambda *args, **kwargs: print("All 5 cases passed.")
+labkit.grading.checks.CHECKS["check_tool_message"] = fake
+for module in (labkit.exercises, labkit.grading.checks.lesson01_one_file_read):
+    module.check_tool_message = fake
 def $name(name, result):
     return {}
 """,
@@ -1273,11 +1275,11 @@ def $name(after, test_hash_before, test_hash_after):
     "patches fail, CheckFailed and _compare": (
         "check_bounded_prediction",
         """
-import labkit.grading.checks, labkit.grading.feedback
-for module in (labkit.grading.checks, labkit.grading.feedback):
+import labkit.grading.checks.lesson05_failure_cases as lesson05, labkit.grading.feedback
+for module in (lesson05, labkit.grading.feedback):
     module.fail = lambda *args, **kwargs: None
     module.CheckFailed = type("Never", (Exception,), {})
-labkit.grading.checks._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
+lesson05._compare = lambda *args, **kwargs: print("All 4 predictions match the run:")
 def $name():
     return {"model_requests": 7, "tool_calls": 7, "stop_reason": "max_turns", "final_exit_code": 7}
 """,
@@ -1286,9 +1288,11 @@ def $name():
         "check_policy",
         POLICY_GIVEN
         + """
-import labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks
-for module in (labkit.exercises, labkit.grading.checks, labkit.grading.permission_checks):
-    module.check_policy = lambda *args, **kwargs: print("All 23 cases passed.")
+import labkit.exercises, labkit.grading.checks, labkit.grading.checks.lesson07_permissions
+fake = lambda *args, **kwargs: print("All 23 cases passed.")
+labkit.grading.checks.CHECKS["check_policy"] = fake
+for module in (labkit.exercises, labkit.grading.checks.lesson07_permissions):
+    module.check_policy = fake
 def $name(command):
     return "allow"
 """,
@@ -1296,7 +1300,7 @@ def $name(command):
     "asks labkit's own reference for the answer": (
         "check_assemble_calls",
         """
-import labkit.grading.checks_providers as reference
+import labkit.grading.checks.lesson06_providers as reference
 def $name(chunks):
     return reference._openai_calls(chunks)
 """,
@@ -1314,11 +1318,13 @@ def $name(provider, calls, results):
     "replaces the isolated runner with canned outcomes": (
         "check_stop_predictions",
         """
-import labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated
+import labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback
+import labkit.grading.isolated
 from labkit.grading.isolated import Outcome
 truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
          "unknown_tool": "assistant_finished", "server_down": "model_error"}
-for module in (labkit.grading.checks, labkit.grading.feedback, labkit.grading.isolated):
+for module in (labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback,
+               labkit.grading.isolated):
     module.run_answer = lambda *a, **k: [Outcome(truth)]
 def $name():
     return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}

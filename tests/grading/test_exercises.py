@@ -1,24 +1,52 @@
 """The exercise checks pass right answers and fail stubs and wrong answers, saying why."""
 
+import ast
+import random
+from importlib.util import resolve_name
+from pathlib import Path
+
 import pytest
 from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
 
-from labkit.grading import checks as exercises
-from labkit.grading.checks import (
+from labkit import exercises, load_recording
+from labkit.grading import checks
+from labkit.grading.checks import CHECKS, grade
+from labkit.grading.checks.lesson02_streamed_turn import describe_stream
+from labkit.grading.checks.lesson05_failure_cases import (
     BOUNDED_TRUTH,
     STOP_REASON_NAMES,
     STOP_TRUTH,
-    describe_stream,
-    grade,
+)
+from labkit.grading.checks.lesson07_permissions import (
+    HIDDEN_POLICY_CASES,
+    POLICY_CASES,
+    RECORDED_CALLS,
+    STOPPED_CALLS,
+    drawn_command,
+    team_verdict,
+)
+from labkit.grading.checks.lesson08_context_budget import (
+    CUT_CASES,
+    HIDDEN_CUT_CASES,
+    NOTE,
+    compacted_reference,
+    compaction_cases,
+    cut_reference,
+    drawn_text,
+    size,
 )
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
+from labkit.harness.budget import head_and_tail
 from labkit.harness.contracts import STOP_REASONS
+from labkit.harness.conversation import order_problems
+from labkit.harness.gate import check_command
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
+from labkit.recording.scenarios import SHELL_POLICY
 
-CHECKS = sorted(ANSWER_NAMES)
-FUNCTION_CHECKS = [c for c in CHECKS if "prediction" not in c]
-PREDICTION_CHECKS = [c for c in CHECKS if "prediction" in c]
+NAMES = sorted(ANSWER_NAMES)
+FUNCTION_CHECKS = [c for c in NAMES if "prediction" not in c]
+PREDICTION_CHECKS = [c for c in NAMES if "prediction" in c]
 STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()\n"  # what nbgrader leaves
 ARGUMENTS = {
     "check_tool_message": "name, result",
@@ -49,17 +77,29 @@ def stub(check):
 def run_check(check, learner_answer, capsys):
     """Run a check; return (passed, everything it printed plus the assertion's message)."""
     try:
-        getattr(exercises, check)(learner_answer)
+        CHECKS[check](learner_answer)
     except AssertionError as exc:
         return False, capsys.readouterr().out + str(exc)
     return True, capsys.readouterr().out
 
 
 def test_every_check_is_exported_and_has_answers():
-    assert sorted(exercises.__all__) == CHECKS == sorted(RIGHT) == sorted(WRONG)
+    assert sorted(CHECKS) == NAMES == sorted(RIGHT) == sorted(WRONG)
+    assert exercises.__all__ == list(CHECKS)
+    assert all(getattr(exercises, name) is CHECKS[name] for name in CHECKS)
 
 
-@pytest.mark.parametrize("check", CHECKS)
+def test_each_lesson_module_declares_only_its_own_checks():
+    """The registry holds every name the lesson modules declare (no two declare the same), each
+    the check of that name defined in its module."""
+    declared = [name for lesson in checks.LESSONS for name in lesson.__all__]
+    assert declared == list(CHECKS)
+    for lesson in checks.LESSONS:
+        assert all(name.startswith("check_") for name in lesson.__all__), lesson.__name__
+        assert all(CHECKS[name].__module__ == lesson.__name__ for name in lesson.__all__)
+
+
+@pytest.mark.parametrize("check", NAMES)
 def test_a_right_answer_passes_and_says_so(check, capsys):
     passed, printed = run_check(check, answer(RIGHT[check], check), capsys)
     assert passed, printed
@@ -87,7 +127,7 @@ def test_an_unanswered_prediction_says_not_answered_yet(check, capsys):
 
 @pytest.mark.parametrize(
     "check, wrong",
-    [(c, w) for c in CHECKS for w in WRONG[c]],
+    [(c, w) for c in NAMES for w in WRONG[c]],
     ids=lambda value: getattr(value, "mistake", value),
 )
 def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, capsys):
@@ -153,18 +193,14 @@ def test_an_answer_that_hangs_fails_and_the_process_is_gone(capsys, monkeypatch)
 def test_the_checks_oracles_do_not_use_the_code_under_study():
     """Neither the checks nor what runs the answers import the loop, turn assembly, tools,
     recordings or the lesson's failure cases: a bug there must not become the right answer."""
-    import ast
-    from importlib.util import resolve_name
-    from pathlib import Path
-
     studied = {
-        "labkit.harness.turns",
+        "labkit.harness.formats.ollama",
         "labkit.harness.loop",
         "labkit.harness.tools",
         "labkit.harness.formats",
-        "labkit.harness.openai_format",
-        "labkit.harness.anthropic_format",
-        "labkit.harness.assembled",
+        "labkit.harness.formats.openai",
+        "labkit.harness.formats.anthropic",
+        "labkit.harness.formats.assembly",
         "labkit.recording",
         "labkit.recording.contents",
         "labkit.recording.files",
@@ -177,6 +213,9 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.gate",
         "labkit.harness.budget",
         "labkit.harness.shell",
+        "labkit.harness.shell_syntax",
+        "labkit.harness.conversation",
+        "labkit.harness.toolset",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",
@@ -185,17 +224,15 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.models.openai_server",
         "labkit.models.anthropic_server",
     }
-    for module in (
-        "checks",
-        "checks_providers",
-        "feedback",
-        "isolated",
-        "permission_checks",
-        "budget_checks",
-    ):
-        tree = ast.parse(Path(exercises.__file__).with_name(f"{module}.py").read_text())
+    grading = Path(checks.__file__).parent.parent
+    modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}
+    runners = ("feedback", "isolated", "answer_process")
+    modules.update({grading / f"{name}.py": "labkit.grading" for name in runners})
+    assert {Path(lesson.__file__) for lesson in checks.LESSONS} < set(modules)
+    for module, package in modules.items():
+        tree = ast.parse(module.read_text())
         imported = {
-            resolve_name("." * node.level + (node.module or ""), "labkit.grading")
+            resolve_name("." * node.level + (node.module or ""), package)
             for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom)
         }
@@ -252,8 +289,8 @@ def test_the_bounded_replay_gives_what_the_check_expects():
 def test_each_failure_case_stops_as_the_lesson_explains():
     stops = {}
     for name, case in failure_cases().items():
-        events, checks = run_case(case)
-        stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], checks.exit_code)
+        events, after = run_case(case)
+        stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], after.exit_code)
         assert events[-1]["reason"] in case.why
     assert {name: stops[name][0] for name in STOP_TRUTH} == STOP_TRUTH
     assert stops == {
@@ -312,17 +349,6 @@ def test_each_cheat_fails_where_the_grade_is_decided(what):
 def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command():
     """Two implementations written apart: the lesson's rules as the check states them, and
     labkit's gate with the policy the permissions run was recorded under."""
-    import random
-
-    from labkit.grading.permission_checks import (
-        HIDDEN_POLICY_CASES,
-        POLICY_CASES,
-        drawn_command,
-        team_verdict,
-    )
-    from labkit.harness.gate import check_command
-    from labkit.recording.scenarios import SHELL_POLICY
-
     draw = random.Random(16)
     commands = [command for _, command, _ in POLICY_CASES + HIDDEN_POLICY_CASES]
     commands += [drawn_command(draw) for _ in range(5000)]
@@ -333,9 +359,6 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
 
 
 def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
-    from labkit import load_recording
-    from labkit.grading.permission_checks import RECORDED_CALLS, STOPPED_CALLS
-
     events = load_recording("permissions.json")["events"]
     decisions = [e for e in events if e["type"] == "permission"]
     assert len(decisions) == len(RECORDED_CALLS)
@@ -347,21 +370,13 @@ def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
 
 
 def test_the_cut_reference_and_the_harness_cut_agree():
-    import random
-
-    from labkit.grading.budget_checks import CUT_CASES, HIDDEN_CUT_CASES, _drawn_text, cut_reference
-    from labkit.harness.budget import head_and_tail
-
     draw = random.Random(8)
     cases = [(text, limit) for _, text, limit, _ in CUT_CASES + HIDDEN_CUT_CASES]
-    cases += [_drawn_text(draw) for _ in range(2000)]
+    cases += [drawn_text(draw) for _ in range(2000)]
     assert all(cut_reference(text, limit) == head_and_tail(text, limit) for text, limit in cases)
 
 
 def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
-    from labkit.grading.budget_checks import NOTE, compacted_reference, compaction_cases, size
-    from labkit.harness.budget import order_problems
-
     for label, messages, budget, _ in compaction_cases():
         result = compacted_reference(messages, budget)
         assert order_problems(result) == [], label

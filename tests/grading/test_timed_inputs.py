@@ -1,8 +1,8 @@
 """What the answer's process is given when it is timed: the inputs exactly, however they were
-sent (plain JSON data is used as parsed; a checks or tools value still arrives as an object),
-and the same bytes for every process timed on the same inputs."""
+sent (plain JSON data is used as parsed; a test run's counts or a tools value still arrives as
+an object), and the same bytes for every process timed on the same inputs."""
 
-from labkit.grading.isolated import TimedInputs, checks_value, time_answer
+from labkit.grading.isolated import TimedInputs, run_counts_value, time_answer
 
 ANSWER = """
 def echo(value):
@@ -14,11 +14,11 @@ def echo(value):
 INPUTS = {
     1: [[{"text": "plain", "numbers": [1, 2.5, None, True]}], [["a", {"b": []}]]],
     2: [[{"note": "__labkit__"}]],  # a false alarm: built, and still equal
-    3: [[checks_value(0, 4, 0)]],
+    3: [[run_counts_value(0, 4, 0)]],
 }
 
 
-def test_the_answer_gets_each_input_as_given_and_a_checks_value_as_an_object():
+def test_the_answer_gets_each_input_as_given_and_a_run_counts_value_as_an_object():
     timed = time_answer(ANSWER, "echo", INPUTS)
     assert timed[1][1] == [{"text": "plain", "numbers": [1, 2.5, None, True]}, ["a", {"b": []}]]
     assert timed[2][1] == [{"note": "__labkit__"}]

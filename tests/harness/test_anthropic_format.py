@@ -7,7 +7,8 @@ import pytest
 from conftest import FakeTools, ListChat, assert_time_grows_in_step
 
 from labkit.harness import agent_events
-from labkit.harness.anthropic_format import ANTHROPIC, AnthropicAssembler
+from labkit.harness.formats import ANTHROPIC
+from labkit.harness.formats.anthropic import AnthropicAssembler
 from labkit.models.chunks import (
     anthropic_block as block,
 )
@@ -59,7 +60,7 @@ READ = [
 
 def test_text_and_a_tool_whose_input_streams_across_deltas_assemble_into_blocks():
     turn, texts = assemble(READ)
-    assert (turn.problem, turn.unfinished, turn.finish) == (None, None, "tool_use")
+    assert (turn.problem, turn.unfinished, turn.done_reason) == (None, None, "tool_use")
     assert "".join(texts) == turn.text == "I will read it."
     assert [tuple(c) for c in turn.calls] == [("toolu_a", "read_file", {"path": "path_rules.py"})]
     assert turn.message == {

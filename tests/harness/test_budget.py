@@ -1,20 +1,13 @@
-"""The context budget: measuring, head-and-tail cuts, compaction that keeps the order valid,
-and numbered slices of a file. Expected values are written out by hand."""
+"""The context budget: head-and-tail cuts, and compaction that keeps the order valid.
+Expected values are written out by hand."""
 
 import json
 
 import pytest
+from conftest import conversation
 
-from labkit.harness.budget import (
-    COMPACTED_NOTE,
-    Budget,
-    compact,
-    head_and_tail,
-    measure,
-    numbered_lines,
-    order_problems,
-    request_sizes,
-)
+from labkit.harness.budget import COMPACTED_NOTE, Budget, compact, head_and_tail
+from labkit.harness.conversation import order_problems
 
 
 def test_short_text_is_returned_unchanged():
@@ -64,80 +57,6 @@ def test_unicode_is_cut_by_characters_not_bytes():
     text = "é" * 40 + "—" * 40 + "😀" * 40
     cut = head_and_tail(text, 60)
     assert cut == "é" * 15 + "\n[labkit: 90 characters cut]\n" + "😀" * 15
-
-
-def test_measure_counts_characters_per_kind_tool_calls_included():
-    messages = [
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": "task!"},
-        {
-            "role": "assistant",
-            "content": "",
-            "thinking": "hmm",
-            "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}],
-        },
-        {"role": "tool", "tool_name": "read_file", "content": "0123456789"},
-        {"role": "assistant", "content": "done."},
-    ]
-    call = '{"name": "read_file", "arguments": {"path": "a.py"}}'
-    assert measure(messages) == {
-        "system": 3,
-        "user": 5,
-        "assistant": 5,
-        "thinking": 3,
-        "tool_calls": len(call),
-        "tool": 10,
-        "total": 3 + 5 + 5 + 3 + len(call) + 10,
-    }
-
-
-def test_request_sizes_reads_prompt_tokens_where_the_final_chunk_has_them():
-    def turn(messages, final):
-        return {
-            "request": {"messages": messages, "tools": []},
-            "chunks": [
-                {"at": 0.1, "chunk": {"message": {"content": ""}, "done": False}},
-                {"at": 0.2, "chunk": final},
-            ],
-        }
-
-    system = {"role": "system", "content": "s" * 10}
-    user = {"role": "user", "content": "u" * 4}
-    recording = {
-        "turns": [
-            turn([system, user], {"done": True, "prompt_eval_count": 57}),
-            turn([system, user, {"role": "assistant", "content": "hi"}], {"done": True}),
-        ]
-    }
-    rows = request_sizes(recording)
-    assert [(r["request"], r["total"], r["prompt_tokens"]) for r in rows] == [
-        (1, 14, 57),
-        (2, 16, None),
-    ]
-
-
-def conversation(*results):
-    """system, user, then one assistant call and its result per item of ``results``."""
-    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "TASK"}]
-    for number, result in enumerate(results, start=1):
-        messages.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {"id": f"call_{number}", "function": {"name": "read_file", "arguments": {}}}
-                ],
-            }
-        )
-        messages.append(
-            {
-                "role": "tool",
-                "tool_name": "read_file",
-                "tool_call_id": f"call_{number}",
-                "content": result,
-            }
-        )
-    return messages
 
 
 def test_compaction_replaces_the_oldest_results_first_and_keeps_the_newest():
@@ -191,46 +110,6 @@ def test_keep_last_protects_that_many_turns():
     ] == ["{", "{", "{"]
 
 
-def test_order_problems_catches_what_a_broken_compaction_does():
-    good = conversation("a", "b")
-    assert order_problems(good) == []
-    dropped_call = good[:2] + good[3:]  # removed an assistant message, kept its result
-    assert order_problems(dropped_call) == ["message 2: a tool result with no call left to answer"]
-    swapped = good[:2] + [good[3], good[2]] + good[4:]
-    assert order_problems(swapped)[0] == "message 2: a tool result with no call left to answer"
-    wrong_id = [dict(m) for m in good]
-    wrong_id[3]["tool_call_id"] = "call_9"
-    assert order_problems(wrong_id) == [
-        "message 3: tool_call_id 'call_9' pairs with no call of its turn (['call_1'])"
-    ]
-    assert order_problems(good[1:])[0].startswith("the conversation must start with system")
-
-
-def test_numbered_lines_gives_a_slice_with_line_numbers_and_the_total():
-    text = "".join(f"line {n}\n" for n in range(1, 13))
-    assert numbered_lines("f.py", text, offset=9, limit=3) == {
-        "path": "f.py",
-        "first_line": 9,
-        "last_line": 11,
-        "total_lines": 12,
-        "content": " 9\tline 9\n10\tline 10\n11\tline 11\n",
-    }
-    assert numbered_lines("f.py", text, offset=12, limit=50)["content"] == "12\tline 12\n"
-
-
-def test_numbered_lines_refuses_bad_offsets_with_what_to_do():
-    text = "a\nb\n"
-    with pytest.raises(ValueError, match="past the end: f.py has 2 lines"):
-        numbered_lines("f.py", text, offset=3)
-    with pytest.raises(ValueError, match="at least 1"):
-        numbered_lines("f.py", text, offset=0)
-    with pytest.raises(TypeError, match="integer"):
-        numbered_lines("f.py", text, limit="5")
-    with pytest.raises(ValueError, match="at most 200"):
-        numbered_lines("f.py", text, limit=10_000)
-    assert numbered_lines("empty.py", "")["content"] == ""
-
-
 def test_an_earlier_marker_inside_the_kept_head_is_kept_as_it_was():
     text = "a" * 5 + OLD + "b" * 300  # 328 long: keep 35 a side, cut 258
     assert head_and_tail(text, 100) == (
@@ -264,28 +143,3 @@ def test_a_budget_is_whole_numbers(arguments):
     max_chars, *rest = arguments
     with pytest.raises(ValueError, match="must be an int"):
         Budget(max_chars, **({"keep_last": rest[0]} if rest else {}))
-
-
-def test_ollama_results_carry_no_id_and_pair_with_the_calls_in_order():
-    calls = [
-        {"id": "call_a", "function": {"name": "read_file", "arguments": {}}},
-        {"id": "call_b", "function": {"name": "run_tests", "arguments": {}}},
-    ]
-    start = [
-        {"role": "system", "content": "S"},
-        {"role": "user", "content": "T"},
-        {"role": "assistant", "content": "", "tool_calls": calls},
-    ]
-    read = {"role": "tool", "tool_name": "read_file", "content": "{}"}
-    tests = {"role": "tool", "tool_name": "run_tests", "content": "{}"}
-    assert order_problems(start + [read, tests]) == []
-    assert order_problems(start + [tests, read]) == [
-        "message 3: a result of 'run_tests' where call 1 of its turn was 'read_file'",
-        "message 4: a result of 'read_file' where call 2 of its turn was 'run_tests'",
-    ]
-
-
-def test_a_call_left_without_its_result_is_a_problem():
-    good = conversation("a", "b")
-    assert order_problems(good[:3] + good[4:]) == ["message 2: 1 tool call(s) but only 0 result(s)"]
-    assert order_problems(good[:-1]) == ["message 4: 1 tool call(s) but only 0 result(s)"]

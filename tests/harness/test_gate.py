@@ -16,10 +16,10 @@ from labkit.harness.gate import (
     ask,
     check,
     check_command,
-    commands_in,
     deny,
     describe,
 )
+from labkit.harness.shell_syntax import commands_in
 
 POLICY = Policy(
     [

@@ -8,7 +8,8 @@ import pytest
 from conftest import FakeTools, ListChat, assert_time_grows_in_step
 
 from labkit.harness import agent_events
-from labkit.harness.openai_format import OPENAI, OpenAIAssembler
+from labkit.harness.formats import OPENAI
+from labkit.harness.formats.openai import OpenAIAssembler
 from labkit.models.chunks import openai_arguments as fragment
 from labkit.models.chunks import openai_call_start as start
 from labkit.models.chunks import openai_chunk
@@ -41,7 +42,7 @@ READ = [
 
 def test_fragments_of_one_call_split_anywhere_are_joined_then_parsed_at_the_finish():
     turn, _ = assemble(READ)
-    assert (turn.problem, turn.unfinished, turn.finish) == (None, None, "tool_calls")
+    assert (turn.problem, turn.unfinished, turn.done_reason) == (None, None, "tool_calls")
     assert [tuple(c) for c in turn.calls] == [("call_a", "read_file", {"path": "path_rules.py"})]
     assert turn.message == {
         "role": "assistant",

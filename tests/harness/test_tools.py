@@ -4,6 +4,7 @@ tests/safety/."""
 import pytest
 
 from labkit import RepoTools, run_checks, sample_copy
+from labkit.harness.tools import numbered_lines
 from labkit.recording.scenarios import NEW_LINE, OLD_LINE
 
 
@@ -94,3 +95,28 @@ def test_the_read_file_description_tells_the_model_how_to_read_a_part():
     assert set(read_file["parameters"]["properties"]) == {"path", "offset", "limit"}
     assert read_file["parameters"]["required"] == ["path"]
     assert "'offset'" in read_file["description"] and "'limit'" in read_file["description"]
+
+
+def test_numbered_lines_gives_a_slice_with_line_numbers_and_the_total():
+    text = "".join(f"line {n}\n" for n in range(1, 13))
+    assert numbered_lines("f.py", text, offset=9, limit=3) == {
+        "path": "f.py",
+        "first_line": 9,
+        "last_line": 11,
+        "total_lines": 12,
+        "content": " 9\tline 9\n10\tline 10\n11\tline 11\n",
+    }
+    assert numbered_lines("f.py", text, offset=12, limit=50)["content"] == "12\tline 12\n"
+
+
+def test_numbered_lines_refuses_bad_offsets_with_what_to_do():
+    text = "a\nb\n"
+    with pytest.raises(ValueError, match="past the end: f.py has 2 lines"):
+        numbered_lines("f.py", text, offset=3)
+    with pytest.raises(ValueError, match="at least 1"):
+        numbered_lines("f.py", text, offset=0)
+    with pytest.raises(TypeError, match="integer"):
+        numbered_lines("f.py", text, limit="5")
+    with pytest.raises(ValueError, match="at most 200"):
+        numbered_lines("f.py", text, limit=10_000)
+    assert numbered_lines("empty.py", "")["content"] == ""

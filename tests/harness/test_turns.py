@@ -4,7 +4,7 @@ import pytest
 from conftest import call, chunk
 
 from labkit import assemble_turn
-from labkit.harness.turns import MAX_CALL_DEPTH
+from labkit.harness.formats.assembly import MAX_ARGUMENT_DEPTH as MAX_CALL_DEPTH
 
 
 def test_text_and_thinking_are_joined_in_order_across_chunks():
@@ -30,14 +30,14 @@ def test_text_and_thinking_are_joined_in_order_across_chunks():
 def test_tool_calls_from_several_chunks_are_kept_in_order():
     first, second = call("read_file", path="a"), call("run_tests")
     turn = assemble_turn([chunk(tool_calls=[first]), chunk(tool_calls=[second]), chunk(done=True)])
-    assert turn.tool_calls == [first, second]
+    assert turn.message["tool_calls"] == [first, second]
     assert "thinking" not in turn.message
 
 
 def test_a_stream_without_done_may_not_be_dispatched():
     turn = assemble_turn([chunk("partial"), chunk(tool_calls=[call("run_tests")])])
     assert not turn.done and not turn.may_dispatch
-    assert turn.tool_calls  # assembled, but refused
+    assert turn.message["tool_calls"]  # assembled, but refused
 
 
 def test_a_length_stop_may_not_be_dispatched():
@@ -70,7 +70,7 @@ def test_malformed_chunks_are_named_and_stop_folding():
 
 @pytest.mark.parametrize(
     "arguments, kind",
-    [('{"path": "x"}', "a string"), (["x"], "a list"), (None, "missing or null"), (7, "a int")],
+    [('{"path": "x"}', "a string"), (["x"], "a list"), (None, "missing or null"), (7, "a number")],
 )
 def test_arguments_that_are_not_an_object_make_the_turn_malformed(arguments, kind):
     """Ollama always sends an object; the assembler neither parses nor repairs anything else."""
@@ -93,7 +93,7 @@ def test_a_turn_gives_a_read_only_message_that_equals_the_plain_one():
         turn.message["tool_calls"][0]["function"]["arguments"]["path"] = "../x"
     mine = copy.deepcopy(turn.message)  # an ordinary dict, to edit freely
     mine["tool_calls"][0]["function"]["arguments"]["path"] = "y"
-    assert turn.tool_calls[0]["function"]["arguments"] == {"path": "x"}
+    assert turn.message["tool_calls"][0]["function"]["arguments"] == {"path": "x"}
 
 
 def test_a_tool_call_nested_too_deeply_makes_the_turn_malformed():

@@ -2,7 +2,7 @@ import pytest
 from conftest import FakeTools, ListChat, call, chunk, final_text_turn
 
 import labkit.lessons.steps
-from labkit import TurnAssembler, agent_events, assemble_turn, conversation_steps
+from labkit import OllamaAssembler, agent_events, assemble_turn, conversation_steps
 from labkit.lessons.steps import TurnSteps, conversation_story
 from labkit.recording import compact_event
 
@@ -68,7 +68,7 @@ def test_a_malformed_chunk_carries_the_assemblers_own_problem_text():
         chunk(done=True),
     ]
     steps = TurnSteps(chunks)
-    assembler = TurnAssembler()
+    assembler = OllamaAssembler()
     for k, item in enumerate(chunks, start=1):
         assembler.add(item)
         assert steps.step(k).problem == assembler.problem
@@ -96,12 +96,12 @@ def test_long_text_shows_its_tail_and_counts_what_is_left_out():
 def test_stepping_never_folds_the_stream_again(monkeypatch):
     added = []
 
-    class CountingAssembler(TurnAssembler):
+    class CountingAssembler(OllamaAssembler):
         def add(self, item):
             added.append(item)
             return super().add(item)
 
-    monkeypatch.setattr(labkit.lessons.steps, "TurnAssembler", CountingAssembler)
+    monkeypatch.setattr(labkit.lessons.steps, "OllamaAssembler", CountingAssembler)
     steps = TurnSteps([chunk("ab")] * 500 + [chunk(done=True)])
     assert len(added) == 501
     for k in (1, 250, 501, 3):

@@ -17,8 +17,8 @@ from conftest import PROJECT_DIR
 
 from labkit import load_recording, serve_recording
 from labkit.cli import main
+from labkit.harness.formats.ollama import assemble_turn
 from labkit.harness.tools import SCHEMAS
-from labkit.harness.turns import assemble_turn
 from labkit.settings import DEFAULT_MODEL
 
 REPAIR_PATH = PROJECT_DIR / "recordings" / "repair.json"

@@ -276,7 +276,8 @@ def test_the_permissions_run_shows_each_kind_of_decision():
 
 
 def test_the_budget_run_reads_a_part_cuts_a_long_output_and_compacts_old_results():
-    from labkit.harness.budget import COMPACTED, order_problems
+    from labkit.harness.budget import COMPACTED
+    from labkit.harness.conversation import order_problems
 
     recording = load_recording(RECORDINGS / "budget.json")
     assert recording["harness"] == {"tools": "shell", "budget": {"max_chars": 6500, "keep_last": 1}}

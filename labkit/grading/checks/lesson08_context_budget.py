@@ -1,4 +1,4 @@
-"""The checks of lesson 08: a head-and-tail cut of a long text, and a compaction of a
+"""Lesson 08's checks: a head-and-tail cut of a long text, and a compaction of a
 conversation that fits a budget without breaking its order.
 
 The expected values come from small references written here from the lesson's rules
@@ -14,15 +14,18 @@ import random
 import re
 import string
 
-from .feedback import Case, check_linear_time, run_cases, show
-from .isolated import same
+from ...settings import RECORDINGS_DIR
+from ..feedback import Case, check_linear_time, run_cases, show
+from ..isolated import same
+from .common import DRAWN, learner_answer, new_seed
+
+__all__ = ["check_head_and_tail", "check_compaction"]
 
 MARKER = "\n[labkit: {count} characters cut]\n"
 OLD_MARKER = re.compile(r"\n\[labkit: \d+ (?:characters|bytes) cut\]\n")
 NEW_MARKER = re.compile(r"\n\[labkit: (\d+) characters cut\]\n")
 #: The linear-time check: texts of these sizes (two of each, drawn afresh), cut to ``limit``.
 CUT_TIMING = {"sizes": [5_000, 80_000], "repeats": 2, "limit": 200}
-DRAWN = 6
 
 
 # --- Head and tail ---------------------------------------------------------------------------
@@ -114,13 +117,11 @@ HIDDEN_CUT_CASES = [
 
 def check_head_and_tail(head_and_tail, *, hidden: bool = False) -> None:
     """``head_and_tail(text, limit)`` keeps both ends around a marker, in linear time."""
-    from .checks import _seed, learner_answer
-
     answer = learner_answer(head_and_tail, "head_and_tail")
     listed = CUT_CASES + (HIDDEN_CUT_CASES if hidden else [])
-    seed = _seed()
+    seed = new_seed()
     draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", *_drawn_text(draw), "") for n in range(1, DRAWN + 1)]
+    drawn = [(f"drawn case {n} (seed {seed})", *drawn_text(draw), "") for n in range(1, DRAWN + 1)]
     cases = [
         Case(
             label,
@@ -163,7 +164,7 @@ def _long_text(draw: random.Random, size: int) -> str:
     return "".join(lines)[:size]
 
 
-def _drawn_text(draw: random.Random) -> tuple:
+def drawn_text(draw: random.Random) -> tuple:
     alphabet = string.ascii_letters + string.digits + "  \n\t.:é—"
     pieces = [
         "".join(draw.choices(alphabet, k=draw.randrange(0, 300)))
@@ -279,8 +280,6 @@ def _result(letter: str, n: int) -> str:
 
 def _recorded_request() -> list:
     """The last request of repair.json, read as plain JSON."""
-    from ..settings import RECORDINGS_DIR
-
     recording = json.loads((RECORDINGS_DIR / "repair.json").read_text("utf-8"))
     return recording["turns"][-1]["request"]["messages"]
 
@@ -347,8 +346,6 @@ def compaction_cases() -> list:
 
 def check_compaction(compact_conversation, *, hidden: bool = False) -> None:
     """``compact_conversation(messages, budget)`` fits old results to a budget, in order."""
-    from .checks import _seed, learner_answer
-
     answer = learner_answer(compact_conversation, "compact_conversation")
     listed = compaction_cases()
     if hidden:
@@ -365,7 +362,7 @@ def check_compaction(compact_conversation, *, hidden: bool = False) -> None:
                 "a result that is NOTE already is not replaced again",
             )
         )
-    seed = _seed()
+    seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):
         messages = conversation(

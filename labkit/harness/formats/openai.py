@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .assembled import AssembledTurn, FragmentAssembler, Malformed, kind, need, parse_arguments
-from .contracts import Message, ToolCall
-from .frozen import freeze
+from ..contracts import Chunk, Message, ToolCall, Turn
+from ..frozen import freeze
+from .assembly import ChunkAssembler, Malformed, kind, need, parse_arguments
 
 CLEAN_ENDS = ("tool_calls", "stop")
 
@@ -44,24 +44,49 @@ class CallSoFar:
     parts: list = field(default_factory=list)
 
 
-class OpenAIAssembler(FragmentAssembler):
+class OpenAIAssembler(ChunkAssembler):
     """Folds chat completion chunks one at a time (``add``); ``turn()`` judges what arrived
     so far."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.content = []  # the text's fragments
-        self.calls = {}  # index -> CallSoFar
-        self.finish_reason = None
+        self.content: list[str] = []  # the text's fragments
+        self.calls: dict[int, CallSoFar] = {}  # index -> CallSoFar
+        self.finish_reason: str | None = None
 
-    def _fold(self, chunk) -> str:
+    def add(self, chunk: Chunk) -> str:
+        """Fold one chunk in; return the text it carried ('' if none)."""
+        self.chunks += 1
+        if self.problem is not None:
+            return ""
+        # Most chunks carry one choice with a fragment of text and nothing else: they take
+        # this short way, which applies the same rules as _fold to exactly that shape.
+        choices = chunk.get("choices") if type(chunk) is dict else None
+        if type(choices) is list and len(choices) == 1 and self.finish_reason is None:
+            choice = choices[0]
+            delta = choice.get("delta") if type(choice) is dict else None
+            if (
+                type(delta) is dict
+                and "error" not in chunk
+                and choice.get("index", 0) == 0
+                and choice.get("finish_reason") is None
+                and delta.get("tool_calls") is None
+            ):
+                text = delta.get("content")
+                if text is None or type(text) is str:
+                    if text:
+                        self.content.append(text)
+                    return text or ""
+        return self._checked_add(chunk)
+
+    def _fold(self, chunk: Chunk) -> str:
         need(isinstance(chunk, dict), f"a {type(chunk).__name__}, not a JSON object")
         need("error" not in chunk, f"an error from the server: {chunk.get('error')}")
         choices = chunk.get("choices")
         need(isinstance(choices, list), "no 'choices' list")
         return "".join([self._fold_choice(choice) for choice in choices])
 
-    def _fold_choice(self, choice) -> str:
+    def _fold_choice(self, choice: object) -> str:
         need(isinstance(choice, dict), "a choice is not an object")
         need(
             choice.get("index", 0) == 0,
@@ -90,7 +115,7 @@ class OpenAIAssembler(FragmentAssembler):
         self.finish_reason = reason
         return text or ""
 
-    def _fold_call(self, entry, position: int | None) -> None:
+    def _fold_call(self, entry: object, position: int | None) -> None:
         """One entry of ``delta.tool_calls``: it starts a call, or adds to the one at its index.
         (A whole completion's calls have no index: their position is their index.)"""
         need(isinstance(entry, dict), "a tool_calls entry is not an object")
@@ -108,6 +133,11 @@ class OpenAIAssembler(FragmentAssembler):
             need(
                 isinstance(name, str) and name, f"tool call {index} starts without a function name"
             )
+            need(
+                all(other.id != call_id for other in self.calls.values()),
+                f"tool call {index} has the id {call_id[:100]!r} of an earlier call: "
+                "their results could not be told apart",
+            )
             call = self.calls[index] = CallSoFar(call_id, name)
         else:  # later entries may repeat the id and name, never change them
             need(
@@ -121,7 +151,7 @@ class OpenAIAssembler(FragmentAssembler):
         if part:
             call.parts.append(part)
 
-    def calls_so_far(self) -> list:
+    def calls_so_far(self) -> list[tuple[str, str, str]]:
         """``(id, name, arguments' JSON text so far)`` of each call, in index order."""
         return [(call.id, call.name, "".join(call.parts)) for _, call in sorted(self.calls.items())]
 
@@ -136,7 +166,7 @@ class OpenAIAssembler(FragmentAssembler):
             return f"the reply ended with finish_reason {reason!r}, not 'tool_calls' or 'stop'"
         return None
 
-    def turn(self) -> AssembledTurn:
+    def turn(self) -> Turn:
         text = "".join(self.content)
         calls = self.calls_so_far()
         problem, unfinished, parsed = self.problem, self.unfinished(), []
@@ -163,14 +193,16 @@ class OpenAIAssembler(FragmentAssembler):
                 }
                 for call_id, name, arguments in calls
             ]
-        return AssembledTurn(
-            freeze(message), text, parsed, problem, unfinished, self.finish_reason, self.chunks
+        return Turn(
+            freeze(message),
+            text,
+            parsed,
+            self.finish_reason is not None,
+            self.finish_reason,
+            problem,
+            unfinished,
+            self.chunks,
         )
-
-
-def tool_message(call_id: str, result) -> Message:
-    """The message that carries one tool's result back (OpenAI's shape)."""
-    return {"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)}
 
 
 class OpenAI:
@@ -184,7 +216,10 @@ class OpenAI:
         return OpenAIAssembler()
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
-        return [tool_message(call.id, result) for call, result in zip(calls, results)]
+        return [
+            {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+            for call, result in zip(calls, results)
+        ]
 
 
-OPENAI = OpenAI()
+FORMAT = OpenAI()

@@ -1,13 +1,10 @@
-"""The checks of lesson 06's exercises: OpenAI tool-call fragments assembled, and tool results
-shaped for each provider.
+"""Lesson 06's checks: OpenAI tool-call fragments assembled, and tool results shaped for each
+provider.
 
-They work as the checks of lessons 01 to 05 (``checks.py``, whose helpers they use): the
-answer cell's source runs in a fresh process on fixed cases, hidden ones and cases
-drawn afresh per run; the first miss is explained. The expected values come from the
-small references below, written from the APIs' wire facts for these exercises; they
-import nothing of ``labkit.harness`` (not its ``formats``, ``openai_format``,
-``anthropic_format``, ``turns``, ``loop`` or ``tools``), so a bug there cannot become
-the right answer.
+The expected values come from the small references below, written from the APIs' wire
+facts for these exercises; they import nothing of ``labkit.harness`` (not its ``formats``,
+``openai_format``, ``anthropic_format``, ``turns``, ``loop`` or ``tools``), so a bug there
+cannot become the right answer.
 """
 
 from __future__ import annotations
@@ -17,22 +14,22 @@ import json
 import random
 import string
 
-from ..harness.sample import SAMPLE_DIR, SOURCE_FILE
-from ..models.chunks import openai_arguments, openai_call_start, openai_chunk
-from .checks import (
+from ...harness.sample import SAMPLE_DIR, SOURCE_FILE
+from ...models.chunks import openai_arguments, openai_call_start, openai_chunk
+from ..feedback import Case, check_linear_time, run_cases, show
+from ..isolated import same
+from .common import (
     DRAWN,
     TOOL_NAMES,
-    _content_problem,
-    _random_result,
-    _random_text,
-    _recorded_chunks,
-    _seed,
-    _typed,
+    content_problem,
     learner_answer,
+    new_seed,
+    random_result,
+    random_text,
+    recorded_chunks,
     tool_message_problem,
+    typed,
 )
-from .feedback import Case, check_linear_time, run_cases, show
-from .isolated import same
 
 __all__ = ["check_assemble_calls", "check_result_messages"]
 
@@ -72,13 +69,13 @@ def _openai_calls(chunks):
     ]
 
 
-_CALLS_REFERENCE = "import json\n\n" + inspect.getsource(_openai_calls)
+CALLS_REFERENCE = "import json\n\n" + inspect.getsource(_openai_calls)
 
 
 def check_assemble_calls(assemble_openai_calls, *, hidden: bool = False) -> None:
     """``assemble_openai_calls(chunks)``: the calls of a cleanly finished OpenAI stream, or None."""
     answer = learner_answer(assemble_openai_calls, "assemble_openai_calls")
-    read = _recorded_chunks("repair_openai", 1)
+    read = recorded_chunks("repair_openai", 1)
     streams = [
         (
             "one read_file call (repair_openai.json, turn 1)",
@@ -87,7 +84,7 @@ def check_assemble_calls(assemble_openai_calls, *, hidden: bool = False) -> None
         ),
         (
             "the replace_text call (turn 3): arguments cut inside strings and escapes",
-            _recorded_chunks("repair_openai", 3),
+            recorded_chunks("repair_openai", 3),
             "join the fragments first: a piece such as '\\\\' or ' Pure' means nothing alone",
         ),
         (
@@ -136,7 +133,7 @@ def check_assemble_calls(assemble_openai_calls, *, hidden: bool = False) -> None
                 "the calls come back in index order",
             ),
         ]
-    seed = _seed()
+    seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):  # every other one ends cleanly
         streams.append(
@@ -169,12 +166,12 @@ def check_assemble_calls(assemble_openai_calls, *, hidden: bool = False) -> None
         },
     )
     inputs = {
-        size: [[_long_stream(draw, size)] for _ in range(CALLS_TIMING["repeats"])]
+        size: [[long_stream(draw, size)] for _ in range(CALLS_TIMING["repeats"])]
         for size in CALLS_TIMING["sizes"]
     }
     check_linear_time(
         answer,
-        (_CALLS_REFERENCE, "_openai_calls"),
+        (CALLS_REFERENCE, "_openai_calls"),
         inputs,
         lambda arguments: _openai_calls(arguments[0]),
         what="streams",
@@ -208,7 +205,7 @@ def _calls_problem(got, case, outcome) -> str | None:
     if got is None:
         return f"the reply finished cleanly (finish_reason {finish!r}): return its calls, a list"
     if not isinstance(got, list):
-        return f"return a list of calls, not {_typed(got)}"
+        return f"return a list of calls, not {typed(got)}"
     if len(got) != len(expected):
         return (
             f"{len(got)} call(s) came back for the stream's {len(expected)}: each index is "
@@ -217,7 +214,7 @@ def _calls_problem(got, case, outcome) -> str | None:
     for number, (mine, theirs) in enumerate(zip(got, expected)):
         if not isinstance(mine, dict):
             return (
-                f"call {number} is {_typed(mine)}: each call is a dict with 'id', 'name' "
+                f"call {number} is {typed(mine)}: each call is a dict with 'id', 'name' "
                 "and 'arguments'"
             )
         if sorted(mine, key=str) != sorted(CALL_KEYS):
@@ -342,7 +339,7 @@ def _random_stream(draw: random.Random, clean: bool) -> list:
     (``clean``), or else cut by length (their JSON whole or not) or never ending."""
     queues = []
     for index in range(draw.randrange(1, 4)):
-        text = json.dumps(_random_result(draw))
+        text = json.dumps(random_result(draw))
         cuts = sorted(draw.sample(range(1, len(text)), min(len(text) - 1, draw.randrange(0, 6))))
         pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
         call_id = "call_" + "".join(draw.choice("abcdefghijk0123456789") for _ in range(8))
@@ -352,7 +349,7 @@ def _random_stream(draw: random.Random, clean: bool) -> list:
         )
     chunks = [_chunk({"role": "assistant", "content": ""})]
     if draw.random() < 0.3:
-        chunks.append(_chunk({"content": _random_text(draw) or "Let me look."}))
+        chunks.append(_chunk({"content": random_text(draw) or "Let me look."}))
     while any(queues):  # a chunk holds one entry, or two (of one call or of two)
         entries = []
         for _ in range(draw.choice([1, 1, 2])):
@@ -370,7 +367,7 @@ def _random_stream(draw: random.Random, clean: bool) -> list:
     return chunks
 
 
-def _long_stream(draw: random.Random, fragments: int) -> list:
+def long_stream(draw: random.Random, fragments: int) -> list:
     """One call whose arguments (a long random JSON string) come in ``fragments`` pieces of
     about 16 characters, cut at random places (escapes too), then a clean finish."""
     text = json.dumps(
@@ -467,7 +464,7 @@ def check_result_messages(result_messages, *, hidden: bool = False) -> None:
                 [read, {"path": "NOTES.md", "content": "Grüße ✓"}],
             )
         ]
-    seed = _seed()
+    seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):  # each provider once with three or four calls
         provider = PROVIDERS[(number - 1) % len(PROVIDERS)]
@@ -481,7 +478,7 @@ def check_result_messages(result_messages, *, hidden: bool = False) -> None:
                 f"drawn case {number} (seed {seed})",
                 provider,
                 calls,
-                [_random_result(draw) for _ in calls],
+                [random_result(draw) for _ in calls],
             )
         )
     cases = [
@@ -521,7 +518,7 @@ def _messages_problem(got, case, outcome) -> str | None:
     if not isinstance(got, list):
         return (
             f"return a list of messages (the loop extends the conversation with it), not "
-            f"{_typed(got)}"
+            f"{typed(got)}"
         )
     if provider == "anthropic":
         return _anthropic_problem(got, calls, results)
@@ -543,7 +540,7 @@ def _messages_problem(got, case, outcome) -> str | None:
 
 def _openai_message_problem(message, call: dict, result) -> str | None:
     if not isinstance(message, dict):
-        return f"a tool message is a dict, not {_typed(message)}"
+        return f"a tool message is a dict, not {typed(message)}"
     if "tool_name" in message or "name" in message:
         return (
             "OpenAI's tool message names the call by its id, under 'tool_call_id', not the "
@@ -555,13 +552,13 @@ def _openai_message_problem(message, call: dict, result) -> str | None:
             "role, tool_call_id and content"
         )
     if not same(message["role"], "tool"):
-        return f"role is {_typed(message['role'])}; it must be exactly 'tool'"
+        return f"role is {typed(message['role'])}; it must be exactly 'tool'"
     if not same(message["tool_call_id"], call["id"]):
         return (
-            f"tool_call_id is {_typed(message['tool_call_id'])}: it is the id of the call "
+            f"tool_call_id is {typed(message['tool_call_id'])}: it is the id of the call "
             f"the result answers, {call['id']!r}"
         )
-    return _content_problem(message["content"], result)
+    return content_problem(message["content"], result)
 
 
 def _anthropic_problem(got: list, calls: list, results: list) -> str | None:
@@ -580,10 +577,10 @@ def _anthropic_problem(got: list, calls: list, results: list) -> str | None:
         )
     message = got[0]
     if not isinstance(message, dict):
-        return f"the message is {_typed(message)}, not a dict"
+        return f"the message is {typed(message)}, not a dict"
     if not same(message.get("role"), "user"):
         return (
-            f"role is {_typed(message.get('role'))}: Anthropic has no 'tool' role, the "
+            f"role is {typed(message.get('role'))}: Anthropic has no 'tool' role, the "
             "results go in a 'user' message"
         )
     if sorted(message, key=str) != ["content", "role"]:
@@ -593,13 +590,13 @@ def _anthropic_problem(got: list, calls: list, results: list) -> str | None:
     blocks = message["content"]
     if not isinstance(blocks, list) or len(blocks) != len(calls):
         return (
-            f"content is {_typed(blocks)}: it is a list with one tool_result block per "
+            f"content is {typed(blocks)}: it is a list with one tool_result block per "
             f"call ({len(calls)} here)"
         )
     for number, (block, call, result) in enumerate(zip(blocks, calls, results)):
         where = f"block {number}"
         if not isinstance(block, dict):
-            return f"{where} is {_typed(block)}, not a dict"
+            return f"{where} is {typed(block)}, not a dict"
         if "tool_call_id" in block:
             return (
                 f"{where}: a tool_result block names its call with 'tool_use_id' "
@@ -611,13 +608,13 @@ def _anthropic_problem(got: list, calls: list, results: list) -> str | None:
                 "exactly type, tool_use_id and content"
             )
         if not same(block["type"], "tool_result"):
-            return f"{where}: type is {_typed(block['type'])}; it must be exactly 'tool_result'"
+            return f"{where}: type is {typed(block['type'])}; it must be exactly 'tool_result'"
         if not same(block["tool_use_id"], call["id"]):
             return (
-                f"{where}: tool_use_id is {_typed(block['tool_use_id'])}: it is the id of the "
+                f"{where}: tool_use_id is {typed(block['tool_use_id'])}: it is the id of the "
                 f"call the result answers, {call['id']!r}"
             )
-        problem = _content_problem(block["content"], result)
+        problem = content_problem(block["content"], result)
         if problem:
             return f"{where}: {problem}"
     return None

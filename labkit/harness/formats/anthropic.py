@@ -26,19 +26,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .assembled import (
-    MAX_ARGUMENT_DEPTH,
-    AssembledTurn,
-    FragmentAssembler,
-    Malformed,
-    kind,
-    need,
-    parse_arguments,
-)
-from .contracts import Message, ToolCall
-from .frozen import TooDeep, freeze
+from ..contracts import Chunk, Message, ToolCall, Turn
+from ..frozen import freeze
+from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need, parse_arguments
 
 CLEAN_ENDS = ("tool_use", "end_turn")
+#: The events that make up a message; any other type (``ping``, and types added after this
+#: harness was written) carries nothing for the turn, wherever it comes.
+MESSAGE_EVENTS = (
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+)
+
+#: The field that carries a delta's piece, by the block's type and the delta's.
+DELTA_FIELDS = {("text", "text_delta"): "text", ("tool_use", "input_json_delta"): "partial_json"}
 
 
 @dataclass
@@ -52,23 +57,47 @@ class BlockSoFar:
     parts: list = field(default_factory=list)
 
 
-class AnthropicAssembler(FragmentAssembler):
+class AnthropicAssembler(ChunkAssembler):
     """Folds Messages stream events one at a time (``add``); ``turn()`` judges what arrived
     so far."""
 
     unit = "event"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.blocks = {}  # index -> BlockSoFar
-        self.open = set()  # indexes of blocks started and not yet stopped
+        self.blocks: dict[int, BlockSoFar] = {}  # index -> BlockSoFar
+        self.open: set[int] = set()  # indexes of blocks started and not yet stopped
         self.started = self.stopped = False  # message_start, message_stop arrived
-        self.stop_reason = None
+        self.stop_reason: str | None = None
 
-    def _fold(self, event) -> str:
+    def add(self, event: Chunk) -> str:
+        """Fold one event in; return the text it carried ('' if none)."""
+        self.chunks += 1
+        if self.problem is not None:
+            return ""
+        # Most events are a text block's delta: they take this short way, which applies the
+        # same rules as _fold to exactly that shape.
+        if type(event) is dict and event.get("type") == "content_block_delta" and not self.stopped:
+            index, delta = event.get("index"), event.get("delta")
+            if type(index) is int and index in self.open and type(delta) is dict:
+                piece = delta.get("text")
+                if (
+                    delta.get("type") == "text_delta"
+                    and type(piece) is str
+                    and self.blocks[index].type == "text"
+                ):
+                    if piece:
+                        self.blocks[index].parts.append(piece)
+                    return piece
+        return self._checked_add(event)
+
+    def _fold(self, event: Chunk) -> str:
         need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
         kind_ = event.get("type")
+        need(isinstance(kind_, str), f"an event whose 'type' is {kind(kind_)}, not text")
         need(kind_ != "error", f"an error from the server: {event.get('error')}")
+        if kind_ not in MESSAGE_EVENTS:
+            return ""  # ping, and event types added after this harness was written
         need(not self.stopped, f"a {kind_!r} event arrived after message_stop")
         if not self.started:
             need(
@@ -81,11 +110,12 @@ class AnthropicAssembler(FragmentAssembler):
         if kind_ == "content_block_delta":
             return self._delta(event)
         if kind_ == "content_block_stop":
+            index = event.get("index")
             need(
-                event.get("index") in self.open,
-                f"content_block_stop for block {event.get('index')!r}, which is not open",
+                type(index) is int and index in self.open,
+                f"content_block_stop for block {index!r}, which is not open",
             )
-            self.open.discard(event["index"])
+            self.open.discard(index)
         elif kind_ == "message_delta":
             delta = event.get("delta")
             need(isinstance(delta, dict), "message_delta has no 'delta' object")
@@ -99,11 +129,11 @@ class AnthropicAssembler(FragmentAssembler):
                 "was still open",
             )
             self.stopped = True
-        elif kind_ == "message_start":
+        else:
             raise Malformed("a second message_start")
-        return ""  # ping, and event types added after this harness was written
+        return ""
 
-    def _start(self, event) -> str:
+    def _start(self, event: dict) -> str:
         index, block = event.get("index"), event.get("content_block")
         need(
             type(index) is int and index not in self.blocks,
@@ -119,10 +149,12 @@ class AnthropicAssembler(FragmentAssembler):
             need(isinstance(call_id, str) and call_id, f"tool_use block {index} has no 'id'")
             need(isinstance(name, str) and name, f"tool_use block {index} has no 'name'")
             need(isinstance(start, dict), f"tool_use block {index} starts with input {kind(start)}")
-            try:
-                start = freeze(start, MAX_ARGUMENT_DEPTH)
-            except TooDeep as exc:
-                raise Malformed(f"the input of tool_use block {index} is {exc}") from None
+            need(
+                all(other.id != call_id for other in self.blocks.values()),
+                f"tool_use block {index} has the id {call_id[:100]!r} of an earlier block: "
+                "their results could not be told apart",
+            )
+            start = frozen_arguments(start, f"the input of tool_use block {index} is")
             self.blocks[index] = BlockSoFar("tool_use", call_id, name, start)
             text = ""
         else:
@@ -133,15 +165,15 @@ class AnthropicAssembler(FragmentAssembler):
         self.open.add(index)
         return text
 
-    def _delta(self, event) -> str:
+    def _delta(self, event: dict) -> str:
         index, delta = event.get("index"), event.get("delta")
-        need(index in self.open, f"a delta for block {index!r}, which is not open")
+        need(
+            type(index) is int and index in self.open,
+            f"a delta for block {index!r}, which is not open",
+        )
         need(isinstance(delta, dict), f"block {index}: the delta is {kind(delta)}")
-        block = self.blocks[index]
-        field_ = {
-            ("text", "text_delta"): "text",
-            ("tool_use", "input_json_delta"): "partial_json",
-        }.get((block.type, delta.get("type")))
+        block, delta_type = self.blocks[index], delta.get("type")
+        field_ = DELTA_FIELDS.get((block.type, delta_type)) if isinstance(delta_type, str) else None
         need(field_, f"a {delta.get('type')!r} delta for {block.type} block {index}")
         piece = delta.get(field_)
         need(isinstance(piece, str), f"block {index}: delta.{field_} is {kind(piece)}, not text")
@@ -149,7 +181,7 @@ class AnthropicAssembler(FragmentAssembler):
             block.parts.append(piece)
         return piece if block.type == "text" else ""
 
-    def calls_so_far(self) -> list:
+    def calls_so_far(self) -> list[tuple[str, str, str]]:
         """``(id, name, input's JSON text so far)`` of each tool_use block, in block order."""
         return [
             (block.id, block.name, "".join(block.parts))
@@ -170,7 +202,7 @@ class AnthropicAssembler(FragmentAssembler):
             )
         return None
 
-    def turn(self) -> AssembledTurn:
+    def turn(self) -> Turn:
         blocks = [
             (index, block, "".join(block.parts)) for index, block in sorted(self.blocks.items())
         ]
@@ -193,13 +225,14 @@ class AnthropicAssembler(FragmentAssembler):
         except Malformed as exc:
             problem = f"at the end of the reply: {exc}"
         text = "".join(joined for _, block, joined in blocks if block.type == "text")
-        return AssembledTurn(
+        return Turn(
             freeze({"role": "assistant", "content": content}),
             text,
             calls if complete and problem is None else [],
+            self.stopped,
+            self.stop_reason if self.stopped else None,
             problem,
             unfinished,
-            self.stop_reason if self.stopped else None,
             self.chunks,
         )
 
@@ -229,4 +262,4 @@ class Anthropic:
         return [tool_results_message(calls, results)] if calls else []
 
 
-ANTHROPIC = Anthropic()
+FORMAT = Anthropic()

@@ -1,4 +1,4 @@
-"""The checks of lesson 07: a permission policy written as a function, and a prediction of
+"""Lesson 07's checks: a permission policy written as a function, and a prediction of
 which calls of the recorded permissions run the gate stopped.
 
 The team's rules are stated in the lesson and written again here, as a small reference
@@ -12,8 +12,11 @@ from __future__ import annotations
 import random
 import re
 
-from .feedback import Case, run_cases, show
-from .isolated import same
+from ..feedback import Case, run_cases, show
+from ..isolated import same
+from .common import learner_answer, new_seed
+
+__all__ = ["check_policy", "check_gate_stops"]
 
 VERDICTS = ("allow", "ask", "deny")  # from the least to the most strict
 SHELLS = ("sh", "bash")
@@ -127,20 +130,18 @@ HIDDEN_POLICY_CASES = [
     ),
     ("a shell with no script", ["sh", "-c"], "no script, no allowed command: ask"),
 ]
-DRAWN = 8
+DRAWN_COMMANDS = 8  # commands drawn afresh per run
 
 
 def check_policy(verdict, *, hidden: bool = False) -> None:
     """``verdict(command)`` gives the team's verdict on a ``run_command`` argument list."""
-    from .checks import _seed as seed  # shared by every check
-    from .checks import learner_answer
-
     answer = learner_answer(verdict, "verdict")
     listed = POLICY_CASES + (HIDDEN_POLICY_CASES if hidden else [])
-    number = seed()
+    number = new_seed()
     draw = random.Random(number)
     drawn = [
-        (f"drawn case {n} (seed {number})", drawn_command(draw), "") for n in range(1, DRAWN + 1)
+        (f"drawn case {n} (seed {number})", drawn_command(draw), "")
+        for n in range(1, DRAWN_COMMANDS + 1)
     ]
     cases = [
         Case(
@@ -152,10 +153,10 @@ def check_policy(verdict, *, hidden: bool = False) -> None:
         )
         for label, command, hint in listed + drawn
     ]
-    run_cases(answer, cases, _verdict_problem, what="verdict")
+    run_cases(answer, cases, _policy_problem, what="verdict")
 
 
-def _verdict_problem(got, case, outcome) -> str | None:
+def _policy_problem(got, case, outcome) -> str | None:
     if type(got) is not str or got not in VERDICTS:
         return f"return 'allow', 'ask' or 'deny' (a str), not {show(got, 60)}"
     if not same(outcome.arguments[0], case.arguments[0]):
@@ -264,8 +265,6 @@ STOPPED_CALLS = [5, 7]
 
 def check_gate_stops(stopped_calls, *, hidden: bool = False) -> None:
     """``stopped_calls()`` lists the numbers of the recorded calls the gate stopped."""
-    from .checks import learner_answer
-
     answer = learner_answer(stopped_calls, "stopped_calls")
     case = Case(
         "the calls of permissions.json",

@@ -1,0 +1,250 @@
+"""Lesson 03's check: each tool call run, and its result appended to the conversation."""
+
+from __future__ import annotations
+
+import builtins
+import random
+
+from ...harness.sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE
+from ...models.chunks import call as _call
+from ..feedback import Case, run_cases, show
+from ..isolated import RAISABLE, Other, same, tools_value, unchanged
+from .common import (
+    DRAWN,
+    TOOL_NAMES,
+    learner_answer,
+    new_seed,
+    random_result,
+    random_text,
+    tool_message,
+    tool_message_problem,
+)
+
+__all__ = ["check_append_results"]
+
+_START = [
+    {"role": "system", "content": "(the system prompt)"},
+    {"role": "user", "content": "(the task)"},
+]
+_APPENDED_FROM = len(_START) + 1  # after the start and the assistant message with the calls
+
+
+def check_append_results(append_tool_results, *, hidden: bool = False) -> None:
+    """``append_tool_results(messages, tool_calls, tools)`` runs each call and appends its
+    result."""
+    answer = learner_answer(append_tool_results, "append_tool_results")
+    source = (SAMPLE_DIR / SOURCE_FILE).read_text(encoding="utf-8")
+    tests = (SAMPLE_DIR / TEST_FILE).read_text(encoding="utf-8")
+    read_source = _step(
+        "read_file", {"path": SOURCE_FILE}, result={"path": SOURCE_FILE, "content": source}
+    )
+    read_tests = _step(
+        "read_file", {"path": TEST_FILE}, result={"path": TEST_FILE, "content": tests}
+    )
+    calls = [
+        ("one read_file call", [read_source], ""),
+        (
+            "two calls, in order",
+            [read_source, read_tests],
+            "run the calls one after another, in the order the model gave them",
+        ),
+        (
+            "an unknown tool, then a good call",
+            [
+                _step(
+                    "grep",
+                    {"pattern": "PurePosixPath"},
+                    error=(
+                        "ValueError",
+                        "unknown tool 'grep'; the tools are: read_file, replace_text, run_tests",
+                    ),
+                ),
+                read_tests,
+            ],
+            "an unknown tool raises ValueError: it becomes an error result and the next call "
+            "still runs",
+        ),
+        (
+            "arguments the tool refuses",
+            [
+                _step(
+                    "read_file",
+                    {"path": "../../etc/passwd"},
+                    error=(
+                        "ValueError",
+                        "path '../../etc/passwd' is not allowed; use one of: path_rules.py, "
+                        "tests/test_path_rules.py",
+                    ),
+                ),
+                _step(
+                    "read_file",
+                    {"path": 7},
+                    error=("TypeError", "read_file: 'path' must be a string, not int"),
+                ),
+            ],
+            "a refused call (ValueError, TypeError) becomes {'error': str(exc)}",
+        ),
+        (
+            "a tool that raises OSError",
+            [
+                _step(
+                    "read_file",
+                    {"path": SOURCE_FILE},
+                    error=("OSError", [5, "Input/output error", SOURCE_FILE]),
+                )
+            ],
+            "OSError is a tool error too: {'error': str(exc)}, the whole message",
+        ),
+        ("no tool calls", [], "nothing to run, nothing to append"),
+    ]
+    if hidden:
+        calls.append(
+            (
+                "the same call twice",
+                [read_source, read_source],
+                "each call runs, even when two are alike",
+            )
+        )
+    seed = new_seed()
+    draw = random.Random(seed)
+    for number in range(1, DRAWN + 1):
+        calls.append(
+            (
+                f"drawn case {number} (seed {seed})",
+                [_random_step(draw) for _ in range(draw.randrange(1, 5))],
+                "",
+            )
+        )
+    cases = []
+    for label, steps, hint in calls:
+        tool_calls = [_call(name, **arguments) for name, arguments, _ in steps]
+        assistant = {"role": "assistant", "content": "", "tool_calls": tool_calls}
+        expected = [
+            tool_message(
+                name,
+                outcome.get("result")
+                if "raise" not in outcome
+                else {"error": _error_text(outcome)},
+            )
+            for name, _, outcome in steps
+        ]
+        cases.append(
+            Case(
+                label,
+                [[*_START, assistant], tool_calls, tools_value(steps)],
+                expected,
+                shown=f"append_tool_results(messages, {show(tool_calls, 200)}, tools)",
+                hint=hint,
+            )
+        )
+    buggy = [read_source, _step("read_file", {"path": TEST_FILE}, error=("KeyError", ["path"]))]
+    buggy_calls = [_call(name, **arguments) for name, arguments, _ in buggy]
+    cases.append(
+        Case(
+            "a tool with a bug raises KeyError",
+            [
+                [*_START, {"role": "assistant", "content": "", "tool_calls": buggy_calls}],
+                buggy_calls,
+                tools_value(buggy),
+            ],
+            expected=None,
+            raises="KeyError",
+            shown=f"append_tool_results(messages, {show(buggy_calls, 200)}, tools)",
+            hint="only ValueError, TypeError and OSError are the model's mistakes; any other "
+            "exception is a bug in the harness and must not be dressed up as a result",
+        )
+    )
+    run_cases(
+        answer,
+        cases,
+        _appended_problem,
+        what="append_tool_results",
+        conversation=True,
+        observe=lambda got, outcome: outcome.arguments[0][_APPENDED_FROM:],
+        error_hints={
+            (
+                "ValueError",
+                "TypeError",
+                "OSError",
+                "FileNotFoundError",
+            ): "a tool raised and your function let the error out: catch "
+            "ValueError, TypeError and OSError around tools.invoke and use "
+            "{'error': str(exc)} as the result, so the loop can go on",
+            "KeyError": "each call looks like {'function': {'name': ..., 'arguments': {...}}}",
+        },
+    )
+
+
+def _step(name, arguments, *, result=None, error=None) -> list:
+    """One tool call of a case and what the scripted tools answer to it: a result, or an
+    exception ``(type name, message or list of its arguments)``."""
+    if error is None:
+        return [name, arguments, {"result": result}]
+    kind, args = error
+    return [name, arguments, {"raise": kind, "args": args if isinstance(args, list) else [args]}]
+
+
+#: The exceptions a scripted tool may raise, to know what ``str(exc)`` says.
+_EXCEPTIONS = {name: getattr(builtins, name) for name in RAISABLE}
+
+
+def _error_text(outcome: dict) -> str:
+    """``str(exc)`` of the exception a scripted tool raises (OSError with an errno included)."""
+    return str(_EXCEPTIONS[outcome["raise"]](*outcome["args"]))
+
+
+def _random_step(draw: random.Random) -> list:
+    name = draw.choice(TOOL_NAMES + ("grep", "delete_repo"))
+    arguments = {
+        key: random_text(draw) for key in draw.sample(["path", "old", "new"], draw.randrange(0, 3))
+    }
+    kind = draw.choice(["result", "result", "ValueError", "TypeError", "OSError"])
+    if kind == "result":
+        return _step(name, arguments, result=random_result(draw))
+    if kind == "OSError" and draw.random() < 0.5:  # with an errno and a file name
+        return _step(
+            name,
+            arguments,
+            error=(kind, [draw.randrange(1, 40), random_text(draw, 1), random_text(draw, 1)]),
+        )
+    return _step(name, arguments, error=(kind, random_text(draw) or "refused"))
+
+
+def _appended_problem(got, case, outcome) -> str | None:
+    messages, tool_calls, _ = outcome.arguments
+    start, expected = _APPENDED_FROM, case.expected
+    if isinstance(messages, Other) or not isinstance(messages, list):
+        return "the messages list was replaced by something else: append to it"
+    if isinstance(got, list) and len(messages) == start and expected:
+        return (
+            "you returned a new list, but the list you were given is unchanged: append to "
+            "`messages` itself (the loop keeps using that list)"
+        )
+    if not unchanged(tool_calls, case.arguments[1]):
+        return (
+            "the list of tool calls changed (after your function it is "
+            f"{show(tool_calls, 80)}): in the loop that list is the one inside the "
+            "assistant message, so read it without taking calls out of it (no .pop())"
+        )
+    if not unchanged(messages[:start], case.arguments[0][:start]):
+        return "the messages already in the list changed: only append to it"
+    wanted = [[name, arguments] for name, arguments, _ in case.arguments[2]["script"]]
+    if len(outcome.invoked) != len(wanted):
+        return (
+            f"tools.invoke ran {len(outcome.invoked)} time(s) for {len(wanted)} tool call(s): "
+            "run each call exactly once"
+        )
+    if not same(outcome.invoked, wanted):
+        return "the tools ran in a different order, or with other arguments, than the calls gave"
+    added = messages[start:]
+    if len(added) != len(wanted):
+        return (
+            f"{len(added)} message(s) were appended for {len(wanted)} tool call(s): append one "
+            "tool message per call to the list you were given (messages.append(...); "
+            "`messages = messages + [...]` makes a new list the loop never sees)"
+        )
+    for number, (message, wanted_message) in enumerate(zip(added, expected), 1):
+        problem = tool_message_problem(message, wanted_message)
+        if problem:
+            return f"tool message {number}: {problem}"
+    return None

@@ -1,0 +1,49 @@
+"""The wire formats the loop speaks: one module each, all keeping the same contract.
+
+The loop is the same for every model server; what differs is the wire format, and each
+is one module here giving a :class:`~labkit.harness.contracts.WireFormat` named ``FORMAT``:
+
+- ``assembler()``: a fresh assembler that folds the reply's chunks, one at a time, into a
+  :class:`~.turn.Turn` (``turn.py``: the turn, and the rules every assembler shares);
+- ``tool_results(calls, results)``: the messages that carry a turn's results back.
+
+What differs, side by side (``ollama.py``, ``openai.py``, ``anthropic.py``):
+
+- a tool call arrives: Ollama whole, on one chunk; OpenAI in fragments by ``index``;
+  Anthropic in ``input_json_delta`` fragments of a block;
+- complete when: ``done: true``; a choice's ``finish_reason``; ``message_stop``;
+- refused end: ``done_reason "length"``; ``finish_reason "length"``;
+  ``stop_reason "max_tokens"``;
+- results go back as: one ``tool`` message each, naming the tool; one ``tool`` message each,
+  naming the ``tool_call_id``; one ``user`` message of ``tool_result`` blocks, naming each
+  ``tool_use_id``.
+
+The loop keeps the system prompt as its first message for every format; a model whose API
+wants it elsewhere (Anthropic's ``system`` parameter) moves it when it sends the request.
+A chat says which format it speaks with a ``wire_format`` attribute (a format, or its name);
+a chat that says nothing speaks Ollama's. A new wire format is one module beside these,
+giving its ``FORMAT``, and one line in :data:`FORMATS`.
+"""
+
+from __future__ import annotations
+
+from ..contracts import WireFormat
+from . import anthropic, ollama, openai
+
+#: Every wire format the harness speaks, by name.
+FORMATS: dict[str, WireFormat] = {
+    module.FORMAT.name: module.FORMAT for module in (ollama, openai, anthropic)
+}
+OLLAMA, OPENAI, ANTHROPIC = FORMATS["ollama"], FORMATS["openai"], FORMATS["anthropic"]
+
+
+def format_of(chat: object) -> WireFormat:
+    """The wire format ``chat`` speaks: its ``wire_format`` (a format or a name), else Ollama's."""
+    chosen = getattr(chat, "wire_format", None)
+    if chosen is None:
+        return OLLAMA
+    if isinstance(chosen, str):
+        if chosen not in FORMATS:
+            raise ValueError(f"unknown wire format {chosen!r}; the formats are {sorted(FORMATS)}")
+        return FORMATS[chosen]
+    return chosen
