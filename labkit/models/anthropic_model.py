@@ -9,9 +9,9 @@ system prompt back in front before comparing, so strict replay compares what the
 
 Each request streams with room for 2,048 output tokens (``max_tokens``, which this API
 requires); it sets no temperature, which the pinned SDK's ``messages.create`` no longer
-offers. ``base_url`` (else ``$ANTHROPIC_BASE_URL``) lets a replay server
-stand in. Everything shared with ``OpenAIModel`` (address, key, wire, errors, provenance)
-is in ``sse_model.py``.
+offers. ``base_url`` (else ``$ANTHROPIC_BASE_URL``) lets a replay server stand in.
+Everything shared with ``OpenAIModel`` (address, key, the stream as it came, errors,
+provenance) is in ``sse_model.py``.
 """
 
 from __future__ import annotations

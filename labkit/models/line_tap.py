@@ -43,7 +43,7 @@ class LineTap(httpx.BaseTransport, httpx2.BaseTransport):
         return copy
 
     def pairs(self, stream, reader=lambda copy: copy.next_line):
-        """Each item an SDK's ``stream`` yields, paired with its text on the wire:
+        """Each item an SDK's ``stream`` yields, paired with its text as it came:
         ``(item, text or None)``. ``reader(copy)`` gives the function that returns the next
         item's text from the response's :class:`LineCopy` (default: its next line). The
         copy is bound when the first item arrives, in the thread that made the request."""

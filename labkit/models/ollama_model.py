@@ -44,6 +44,8 @@ class OllamaModel(SDKModel):
     which the SDK's models leave out), copied as it arrived by a :class:`LineTap`.
     """
 
+    provider = "ollama"
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,

@@ -13,7 +13,7 @@ loop's messages go as they are: the system prompt first, ``content: ""`` beside 
 Some servers cannot stream a reply that calls tools (llama-cpp-python's function-calling chat format
 refuses it): ``stream=False`` asks for the whole completion instead, and the loop
 assembles it as one chunk, under the same rules. Everything shared with
-``AnthropicModel`` (address, key, wire, errors, provenance) is in ``sse_model.py``.
+``AnthropicModel`` (address, key, the stream as it came, errors, provenance) is in ``sse_model.py``.
 """
 
 from __future__ import annotations

@@ -241,7 +241,7 @@ class ReplayHandler(BaseHTTPRequestHandler):
             self.send_json(200, self.whole_reply(turn, positions, body))
 
     def _stream(self, entries, lines, positions, ending, error) -> None:
-        """A streamed reply: the chosen chunks' wire lines (at the recorded pace when the
+        """A streamed reply: the chosen chunks' bytes as recorded (at the recorded pace when the
         server has a speed), then the ending the plan says."""
         replay = self.replay
         self.close_connection = True

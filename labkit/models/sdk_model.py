@@ -18,12 +18,17 @@ from __future__ import annotations
 
 
 class SDKModel:
-    """A live model: a subclass makes ``client`` (its SDK's, over a ``LineTap``), sends the
-    request (``_request``), pairs each parsed chunk with the text it came in (``_pairs``),
-    names its SDK's errors (``errors``) and turns one into its own error saying what to do
-    (``failure``)."""
+    """A live model: a subclass names its ``provider``, makes ``client`` (its SDK's, over a
+    ``LineTap``), sends the request (``_request``), pairs each parsed chunk with the text it
+    came in (``_pairs``), names its SDK's errors (``errors``) and turns one into its own
+    error saying what to do (``failure``)."""
 
+    provider = ""  # its row of ``providers.PROVIDERS``: also the name of its wire format
     errors: tuple = ()
+
+    @property
+    def wire_format(self) -> str:
+        return self.provider
 
     def __call__(self, messages: list, tool_schemas: list):
         """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""

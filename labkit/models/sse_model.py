@@ -112,10 +112,6 @@ class SSEModel(SDKModel):
         )
 
     @property
-    def wire_format(self) -> str:
-        return self.provider
-
-    @property
     def official(self) -> bool:
         """Whether the address is the provider's own API (there a key is a must)."""
         return urlsplit(self.base_url).hostname == urlsplit(self.default_url).hostname
