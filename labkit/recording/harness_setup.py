@@ -65,7 +65,9 @@ def replay_harness(recording: dict) -> dict:
     setup = recording.get("harness", {})
     pieces = {"tools": setup.get("tools", "repo")}
     if "policy" in setup:
-        pieces["gate"] = Gate(policy_from(setup["policy"]), Answers(recorded_answers(recording)))
+        answers = recorded_answers(recording)
+        policy = policy_from(setup["policy"])
+        pieces["gate"] = Gate(policy, Answers(answers))
     if "budget" in setup:
         pieces["budget"] = Budget(**setup["budget"])
     return pieces
