@@ -62,3 +62,17 @@ def test_a_providers_variables_are_the_ones_its_model_reads(monkeypatch):
         "OLLAMA_HOST",
         "ANTHROPIC_BASE_URL",
     )
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+def test_each_live_model_keeps_the_live_model_contract(name):
+    """What the CLI and the lessons drive is declared once (contracts.LiveModel): every live
+    model offers each of its members, so a caller written against the contract works."""
+    from labkit.harness.contracts import LiveModel
+
+    members = {n for n in vars(LiveModel) if not n.startswith("_")} | set(LiveModel.__annotations__)
+    assert members >= {"preflight", "chunks_with_lines", "provenance", "wire_format", "address"}
+    with live_model(name, **ADDRESSES[name]) as model:
+        assert isinstance(model, LiveModel)
+        assert [member for member in sorted(members) if not hasattr(model, member)] == []
+        assert model.wire_format in FORMATS
