@@ -96,9 +96,10 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 
-# Rewrite recordings/ from labkit/models/scripted.py (a test checks they match).
+# Rewrite recordings/ from the scripted scenarios in labkit/recording/scenarios.py (a test
+# checks they match).
 recordings: setup
-	$(BIN)/python -c "from labkit.models.scripted import main; main()"
+	$(BIN)/python -m labkit.recording.scenarios
 
 # Re-execute the lessons in place and save their outputs (never edit outputs by hand).
 notebooks: setup

@@ -25,7 +25,7 @@ from ollama import ChatResponse
 from labkit import OllamaModel, ReplayModel, load_recording, serve_recording
 from labkit.models.go_json import ollama_line
 from labkit.models.scripted import PlannedTurn, turn_chunks
-from labkit.settings import RECORDINGS_DIR
+from labkit.settings import DEFAULT_MODEL, RECORDINGS_DIR
 
 FRAGMENTS = 20_000
 MESSAGES = [{"role": "user", "content": "bench"}]
@@ -61,7 +61,7 @@ def count(items) -> int:
 
 
 def raw_lines(url) -> int:
-    body = {"model": "gemma4:e2b", "messages": MESSAGES, "stream": True}
+    body = {"model": DEFAULT_MODEL, "messages": MESSAGES, "stream": True}
     with httpx.stream("POST", f"{url}/api/chat", json=body, timeout=60) as response:
         return count(response.iter_lines())
 

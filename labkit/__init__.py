@@ -6,8 +6,9 @@
   independent check says whether the sample's tests pass. Standard library only.
 - ``labkit.models``: where replies come from: a live Ollama (``OllamaModel``), any
   OpenAI-compatible server (``OpenAIModel``), Anthropic (``AnthropicModel``), a recording
-  replayed in process (``ReplayModel``) or over HTTP (``serve_recording``), or a script.
-- ``labkit.recording``: an attempt captured whole, saved and loaded.
+  replayed in process (``ReplayModel``) or over HTTP (a replay server, which
+  ``serve_recording`` starts), or a script.
+- ``labkit.recording``: an attempt captured whole, saved, loaded, replayed and served.
 - ``labkit.lessons``: the lessons' runs, failure cases and widgets.
 - ``labkit.grading``: the exercises' checks (``labkit.exercises``), the student edition
   and autograding.
@@ -70,18 +71,18 @@ from .models import (
     ReplayModel,
     ScriptedChat,
     call,
-    serve_recording,
 )
 from .recording import (
     RecordingError,
     compact_event,
     load_recording,
     recorded_answers,
+    recording_path,
     replay_harness,
     run_attempt,
     save_recording,
+    serve_recording,
 )
-from .settings import recording_path
 
 __all__ = [
     "AnthropicModel",

@@ -12,30 +12,17 @@ from pathlib import Path
 
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
-from .harness.loop import positive_int
+from .harness.loop import MAX_TURNS, positive_int
 from .lessons.trace import event_line
-from .models.errors import OllamaError, ProviderError
-from .models.replay import ReplayModel
-from .models.server import serve_recording
+from .models.errors import MODEL_ERRORS
+from .models.provenance import timestamp
+from .models.providers import KEY_VARIABLES, PROVIDERS, live_model
 from .recording.attempt import run_attempt
-from .recording.format import (
-    RecordingError,
-    compact_event,
-    load_recording,
-    save_recording,
-    timestamp,
-)
-from .recording.setup import replay_harness
-from .settings import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_HOST,
-    DEFAULT_MAX_TURNS,
-    DEFAULT_MODELS,
-    MY_RECORDINGS,
-    PROVIDERS,
-)
-
-MODEL_ERRORS = (OllamaError, ProviderError)  # a live model's errors, each saying what to do
+from .recording.contents import RecordingError
+from .recording.files import load_recording, save_recording
+from .recording.replaying import replay_attempt
+from .recording.serving import serve_recording
+from .settings import MY_RECORDINGS
 
 
 def main(argv=None) -> int:
@@ -86,7 +73,7 @@ def main(argv=None) -> int:
     )
     record.add_argument(
         "--provider",
-        choices=PROVIDERS,
+        choices=tuple(PROVIDERS),
         default="ollama",
         help="the API the server speaks (default: ollama); openai is any "
         "OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, "
@@ -97,22 +84,20 @@ def main(argv=None) -> int:
         default=None,
         metavar="NAME",
         help="the model (default: the provider's: "
-        + ", ".join(f"{p} {m}" for p, m in DEFAULT_MODELS.items())
+        + ", ".join(f"{p.name} {p.default_model}" for p in PROVIDERS.values())
         + ")",
     )
     record.add_argument(
         "--host",
         default=None,
         metavar="URL",
-        help=f"Ollama server (default: $OLLAMA_HOST, else {DEFAULT_HOST})",
+        help=_address_help("host"),
     )
     record.add_argument(
         "--base-url",
         default=None,
         metavar="URL",
-        help="OpenAI-compatible or Anthropic server (default: $OPENAI_BASE_URL "
-        f"or $ANTHROPIC_BASE_URL, else {' or '.join(DEFAULT_BASE_URLS.values())}"
-        "), e.g. http://127.0.0.1:1234/v1",
+        help=_address_help("base_url") + ", e.g. http://127.0.0.1:1234/v1",
     )
     record.add_argument(
         "--no-stream",
@@ -123,9 +108,9 @@ def main(argv=None) -> int:
     record.add_argument(
         "--max-turns",
         type=_positive_int,
-        default=DEFAULT_MAX_TURNS,
+        default=MAX_TURNS,
         metavar="N",
-        help=f"model-request budget (default: {DEFAULT_MAX_TURNS})",
+        help=f"model-request budget (default: {MAX_TURNS})",
     )
     record.add_argument(
         "--output",
@@ -171,44 +156,17 @@ def replay_command(args) -> int:
         f"Replaying {args.recording} ({source}) on a fresh copy of sample_repo, "
         f"max_turns={max_turns}"
     )
-    model = ReplayModel(recording, strict=not args.loose, speed=args.speed)
-    replayed, events = run_attempt(
-        model,
-        provenance=recording["provenance"],
-        task=recording["task"],
+    replay = replay_attempt(
+        recording,
+        strict=not args.loose,
+        speed=args.speed,
         max_turns=max_turns,
         on_event=print_progress,
-        **replay_harness(recording),
     )
-    print_test_file_line(replayed)
-    problem = replay_difference(
-        recording, replayed, events, compare_outcome=max_turns == recording["max_turns"]
-    )
+    print_test_file_line(replay.recording)
+    problem = replay.difference
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")
     return 0 if problem is None else 1
-
-
-def replay_difference(recording: dict, replayed: dict, events: list, *, compare_outcome: bool):
-    """Say how a replay differs from its recording, or return None when it matched."""
-    stop = events[-1]
-    if stop["reason"] == "model_error" and "does not match the recording" in stop.get("error", ""):
-        return stop["error"]
-    if not compare_outcome:
-        return None
-    if [compact_event(e) for e in events] != recording["events"]:
-        first = next(
-            i
-            for i, (a, b) in enumerate(
-                zip(replayed["events"] + [None], recording["events"] + [None])
-            )
-            if a != b
-        )
-        return f"event {first} differs from the recorded one"
-    if replayed["checks"]["after"] != recording["checks"]["after"]:
-        return (
-            f"final tests {replayed['checks']['after']} differ from {recording['checks']['after']}"
-        )
-    return None
 
 
 def serve_command(args) -> int:
@@ -255,30 +213,26 @@ SERVED_AS = {
 }
 
 
-def live_model(args):
-    """The live model ``record`` asked for (ValueError or a model error if it cannot be made)."""
-    model = args.model or DEFAULT_MODELS[args.provider]
-    if args.provider == "ollama" and args.base_url:
-        raise ValueError(
-            "--base-url is for --provider openai or anthropic; give Ollama's address with --host"
-        )
-    if args.provider != "ollama" and args.host:
-        raise ValueError(
-            f"--host is Ollama's address; give the {args.provider} server's with --base-url"
-        )
-    if args.provider != "openai" and args.no_stream:
-        raise ValueError("--no-stream is for --provider openai")
-    if args.provider == "ollama":  # each SDK is imported only when its model is asked for
-        from .models.ollama_model import OllamaModel
-
-        return OllamaModel(model, args.host)
-    if args.provider == "openai":
-        from .models.openai_model import OpenAIModel
-
-        return OpenAIModel(model, base_url=args.base_url, stream=not args.no_stream)
-    from .models.anthropic_model import AnthropicModel
-
-    return AnthropicModel(model, base_url=args.base_url)
+def chosen_model(args):
+    """The live model ``record`` asked for (ValueError or a model error if it cannot be made):
+    each provider takes its address in one option, and only some give whole replies."""
+    provider = PROVIDERS[args.provider]
+    for argument, given in (("host", args.host), ("base_url", args.base_url)):
+        if given and argument != provider.address:
+            raise ValueError(
+                f"{_option(argument)} is for --provider {_takers(argument)}; give the "
+                f"{provider.title} server's address with {_option(provider.address)}"
+            )
+    if args.no_stream and not provider.whole_replies:
+        whole = " or ".join(p.name for p in PROVIDERS.values() if p.whole_replies)
+        raise ValueError(f"--no-stream is for --provider {whole}")
+    return live_model(
+        args.provider,
+        args.model,
+        host=args.host,
+        base_url=args.base_url,
+        stream=not args.no_stream,
+    )
 
 
 def record_command(args) -> int:
@@ -291,14 +245,13 @@ def record_command(args) -> int:
         return 2
     try:
         declared = declared_facts(args.about)
-        model = live_model(args)
+        model = chosen_model(args)
     except (ValueError, *MODEL_ERRORS) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with model:
         try:
-            if args.provider != "ollama":
-                model.check()
+            model.preflight()
             provenance = model.provenance()
         except MODEL_ERRORS as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -307,20 +260,14 @@ def record_command(args) -> int:
             (provenance.get("replayed_from") or provenance)["declared"] = declared
         output = output or default_output(provenance)
         replayed = provenance.get("replayed_from")
-        where = getattr(model, "base_url", None) or model.host
         if replayed:
             print(
-                f"Note: {where} is a labkit replay server serving {replayed['recording']} "
-                f"({provenance['source']}); the recording will say it was replayed, not "
-                f"written by {model.model}."
-            )
-        elif args.provider == "ollama":
-            print(
-                f"Model {model.model} (digest {provenance['digest'][:12]}) on Ollama "
-                f"{provenance['server_version']} at {model.host}"
+                f"Note: {model.address} is a labkit replay server serving "
+                f"{replayed['recording']} ({provenance['source']}); the recording will say "
+                f"it was replayed, not written by {model.model}."
             )
         else:
-            print(f"Model {model.model} on the {args.provider} server at {model.host}")
+            print(model.about(provenance))
         print(f"Recording an attempt on a fresh copy of sample_repo, max_turns={args.max_turns}")
         interrupted = []
 
@@ -349,10 +296,7 @@ def record_command(args) -> int:
             file=sys.stderr,
         )
         return 1
-    if args.provider != "ollama" and not recording["provenance"].get("replayed_from"):
-        from .models.provider import reported_in_replies
-
-        recording["provenance"]["server_reported"]["in_replies"] = reported_in_replies(recording)
+    model.finish_provenance(recording)
     save_recording(recording, output)
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
     print(
@@ -435,6 +379,29 @@ def _replay_options(command) -> None:
     )
 
 
+def _option(argument: str) -> str:
+    """The command-line option of a model's argument (``base_url``: ``--base-url``)."""
+    return "--" + argument.replace("_", "-")
+
+
+def _takers(argument: str) -> str:
+    """The providers whose address goes in ``argument``."""
+    return " or ".join(p.name for p in PROVIDERS.values() if p.address == argument)
+
+
+def _address_help(argument: str) -> str:
+    """The help of an address option, from the providers that take their address in it."""
+    takers = [p for p in PROVIDERS.values() if p.address == argument]
+    return (
+        " or ".join(p.title for p in takers)
+        + " server (default: "
+        + " or ".join(f"${p.address_variable}" for p in takers)
+        + ", else "
+        + " or ".join(p.default_address for p in takers)
+        + ")"
+    )
+
+
 def _fact(text: str) -> tuple:
     key, sep, value = text.partition("=")
     if not (sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key) and value.strip()):
@@ -453,7 +420,7 @@ def declared_facts(facts: list) -> dict:
         if key in declared:
             raise ValueError(f"--about {key}=... is given twice; give each fact once")
         declared[key] = value
-    keys = [os.environ.get(v) for v in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")]
+    keys = [os.environ.get(variable) for variable in KEY_VARIABLES]
     if any(k and k in value for k in keys for value in declared.values()):
         raise ValueError("an --about value holds an API key; a recording never keeps a key")
     return declared

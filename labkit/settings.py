@@ -2,8 +2,10 @@
 
 The harness (``labkit.harness``) states its own limits in the module that applies
 them, so that it can be read and lifted out alone; this module repeats none of them,
-it names them for the rest of the course. Everything else (the model, the servers,
-grading, where files are) is set here.
+it names them for the rest of the course (the turn budget too is the loop's own:
+``labkit.harness.loop.MAX_TURNS``, also ``labkit.MAX_TURNS``). Everything else (the
+models, the servers, grading, where files are) is set here; which provider reads which
+variable is ``labkit.models.providers``'s table.
 
 The sample repository, the recordings and the lessons are package data: in a clone
 ``labkit/harness/sample_repo``, ``labkit/course/recordings`` and
@@ -17,7 +19,6 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from .harness.loop import MAX_TURNS as DEFAULT_MAX_TURNS  # noqa: F401 (named for the course)
 from .harness.sample import CHECK_TIMEOUT, SAMPLE_DIR  # noqa: F401
 from .harness.tools import TEST_TIMEOUT  # noqa: F401
 
@@ -30,7 +31,6 @@ DEFAULT_MODELS = {
     "openai": "gpt-4.1-mini",
     "anthropic": "claude-haiku-4-5",
 }
-PROVIDERS = tuple(DEFAULT_MODELS)
 #: Where each provider's API is when no address is given (argument, else its variable).
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
@@ -77,24 +77,3 @@ RECORDINGS_DIR = package_folder("course", "recordings")  # the course's recordin
 NOTEBOOKS_DIR = package_folder("course", "notebooks")  # the lessons with their reference answers
 MY_RECORDINGS = Path("recordings", "mine")  # where `record` saves, below the current folder
 STUDENT_DIR = Path("student")  # where `make student` writes the learner's copy, below the clone
-
-
-def recording_path(name) -> Path:
-    """A recording given by path, or by the name of one of the course's (``"repair.json"``).
-
-    A file that exists as given wins; a bare name that is not one is looked up in
-    the course's recordings, with or without its ``.json``, so ``repair.json`` (or
-    ``repair``) works from any folder.
-    """
-    path = Path(name)
-    if path.exists() or path.parent != Path("."):
-        return path
-    for course in (RECORDINGS_DIR / path, RECORDINGS_DIR / f"{path.name}.json"):
-        if course.is_file():
-            return course
-    return path
-
-
-def course_recordings() -> list:
-    """The names of the course's recordings, as ``recording_path`` finds them."""
-    return sorted(path.name for path in RECORDINGS_DIR.glob("*.json"))

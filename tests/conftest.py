@@ -15,7 +15,8 @@ import pytest
 from labkit import load_recording, recorded_answers
 from labkit.harness.sample import SAMPLE_DIR
 from labkit.models import chunks
-from labkit.settings import PROVIDER_RECORDINGS, recording_path
+from labkit.recording import recording_path
+from labkit.settings import PROVIDER_RECORDINGS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent  # the checkout these tests belong to
 

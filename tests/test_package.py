@@ -372,7 +372,8 @@ def test_each_student_lesson_runs_from_the_wheel_up_to_its_first_exercise(lesson
 
 
 def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, monkeypatch):
-    from labkit.settings import RECORDINGS_DIR, recording_path
+    from labkit.recording import recording_path
+    from labkit.settings import RECORDINGS_DIR
 
     monkeypatch.chdir(tmp_path)
     assert recording_path("repair.json") == ROOT / "recordings" / "repair.json"

@@ -4,33 +4,48 @@ import re
 from pathlib import Path
 
 import nbformat
+from conftest import PROJECT_DIR
 
+import labkit
 from labkit import settings
 from labkit.harness import loop, sample, tools
 
 LABKIT = Path(settings.__file__).parent
 NOTEBOOKS = sorted(settings.NOTEBOOKS_DIR.glob("*.ipynb"))
+#: The test suite and the benchmarks: they read the course's facts from labkit too.
+OTHER_CODE = [PROJECT_DIR / "tests", PROJECT_DIR / "bench"]
 
 
 def sources():
-    """Every labkit module, and the code cells of every lesson, as (name, text)."""
+    """Every labkit module, the code cells of every lesson, every test and benchmark, as
+    (name, text)."""
     found = [(str(path.relative_to(LABKIT)), path.read_text()) for path in LABKIT.rglob("*.py")]
     for path in NOTEBOOKS:
         cells = nbformat.read(path, as_version=4).cells
         found.append((path.name, "\n".join(c.source for c in cells if c.cell_type == "code")))
+    for folder in OTHER_CODE:
+        found += [
+            (str(path.relative_to(PROJECT_DIR)), path.read_text())
+            for path in folder.rglob("*.py")
+            if path != Path(__file__)  # its patterns name what they look for
+        ]
     return found
 
 
-def test_the_model_tag_is_written_in_settings_only():
-    holders = [name for name, text in sources() if settings.DEFAULT_MODEL in text]
-    assert holders == ["settings.py"]
+def test_the_model_tags_are_written_in_settings_only():
+    for tag in settings.DEFAULT_MODELS.values():
+        holders = [name for name, text in sources() if tag in text]
+        assert holders == ["settings.py"], tag
 
 
 def test_the_turn_budget_is_written_once_in_the_loop():
-    budget = re.compile(r"max_turns\s*[:=][^=\n]*\b8\b|MAX_TURNS\s*=\s*\d")
+    budget = re.compile(
+        r"max_turns\s*(:\s*int\s*)?=\s*8\b|\"max_turns\": 8\b|MAX_TURNS\s*=\s*\d|max-turns\D+8\b"
+    )
     holders = [name for name, text in sources() if budget.search(text)]
     assert holders == ["harness/loop.py"]
-    assert settings.DEFAULT_MAX_TURNS == loop.MAX_TURNS == 8
+    assert labkit.MAX_TURNS is loop.MAX_TURNS == 8
+    assert not hasattr(settings, "DEFAULT_MAX_TURNS")  # no second name for it
 
 
 def test_the_settings_name_the_harness_limits_without_repeating_them():
@@ -56,4 +71,4 @@ def test_the_folders_are_found_in_the_package_data():
     assert (settings.SAMPLE_DIR / "path_rules.py").is_file()
     assert (settings.RECORDINGS_DIR / "repair.json").is_file()
     assert (settings.NOTEBOOKS_DIR / "01_one_file_read.ipynb").is_file()
-    assert settings.recording_path("repair.json") == settings.RECORDINGS_DIR / "repair.json"
+    assert labkit.recording_path("repair.json") == settings.RECORDINGS_DIR / "repair.json"

@@ -210,17 +210,18 @@ class WireFormat(Protocol):
 
 @runtime_checkable
 class LiveModel(Chat, Protocol):
-    """A model behind a server (``labkit.models``): a :class:`Chat` that also says which
-    wire format it speaks, checks before a run that its server can serve it, keeps each
-    chunk's wire text for a recording, and says where its replies came from."""
+    """A model behind a server (``labkit.models``): a :class:`Chat` that also says which wire
+    format it speaks and where its server is, checks before a run that the server can serve
+    it, keeps each chunk's wire text for a recording, and says where its replies came from."""
 
     wire_format: str
+    address: str
 
-    def check(self) -> None:
+    def preflight(self) -> None:
         """Raise an error that says what to do when the server cannot serve this run."""
         ...
 
-    def wire(
+    def chunks_with_lines(
         self, messages: list[Message], tool_schemas: list[dict]
     ) -> Iterable[tuple[Chunk, str | None]]:
         """Like calling it, but each chunk comes with its line or event exactly as sent."""
@@ -228,6 +229,14 @@ class LiveModel(Chat, Protocol):
 
     def provenance(self) -> dict:
         """Who produced the replies: the source, the model and what its server reported."""
+        ...
+
+    def about(self, provenance: dict) -> str:
+        """The provenance in one line, for a person."""
+        ...
+
+    def finish_provenance(self, recording: dict) -> None:
+        """Add to a finished recording's provenance what only its replies told."""
         ...
 
 

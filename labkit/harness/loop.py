@@ -110,7 +110,7 @@ def _run(
     names = tool_names(schemas)
     calls_run = 0
 
-    def stopped(reason, turns, detail, **extra) -> Stopped:
+    def stopped(reason: str, turns: int, detail: str, **extra: str) -> Stopped:
         return Stopped(
             type="stopped",
             time=monotonic(),

@@ -76,7 +76,7 @@ def kill_every_child(seconds: float = CLEANUP_SECONDS) -> bool:
 
 
 def main(command: list[str]) -> None:
-    def stop(signum, frame):
+    def stop(signum: int, frame: object) -> None:
         raise Stop
 
     signal.signal(signal.SIGTERM, stop)

@@ -20,7 +20,7 @@ from ..harness.tools import RepoTools
 from ..models.chunks import call, chunk
 from ..models.replay import ReplayModel
 from ..models.scripted import PlannedTurn, ScriptedChat
-from ..recording.format import load_recording
+from ..recording.files import load_recording
 
 #: The facts a learner predicts about the bounded run, in the order the lesson asks them.
 BOUNDED_FIELDS = ("model_requests", "tool_calls", "stop_reason", "final_exit_code")

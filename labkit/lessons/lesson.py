@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 from ..harness.loop import MAX_TURNS
 from ..harness.prompt import REPAIR_TASK
+from ..models.errors import MODEL_ERRORS
+from ..models.providers import PROVIDERS, live_model
 from ..models.replay import ReplayModel
 from ..recording.attempt import run_attempt
-from ..recording.format import load_recording
-from ..settings import DEFAULT_MODELS, PROVIDER_RECORDINGS, PROVIDERS
+from ..recording.files import load_recording
 
 REPLAY_INSTEAD = (
     'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
@@ -48,7 +49,8 @@ def lesson_model(
 
     ``provider``: ``"ollama"`` (at ``host``), ``"openai"`` (any OpenAI-compatible server,
     at ``base_url``) or ``"anthropic"``. ``recording`` None: the provider's recorded
-    repair; ``model`` None: the provider's default (``labkit.settings.DEFAULT_MODELS``).
+    repair (``labkit.settings.PROVIDER_RECORDINGS``); ``model`` None: the provider's
+    default (``labkit.settings.DEFAULT_MODELS``).
     In live mode it first asks the server whether the model is there (and, Ollama, can
     call tools and think); if not, it raises :class:`LessonError` saying what to do.
     """
@@ -57,24 +59,13 @@ def lesson_model(
             f"PROVIDER must be one of {', '.join(map(repr, PROVIDERS))}, not {provider!r}"
         )
     if mode == "replay":
-        return ReplayModel(load_recording(recording or PROVIDER_RECORDINGS[provider]), speed=speed)
+        return ReplayModel(load_recording(recording or PROVIDERS[provider].recording), speed=speed)
     if mode != "live":
         raise ValueError(f"MODE must be 'replay' or 'live', not {mode!r}")
-    from ..models.anthropic_model import AnthropicModel
-    from ..models.ollama_model import OllamaError, OllamaModel
-    from ..models.openai_model import OpenAIModel
-    from ..models.provider import ProviderError
-
-    model = model or DEFAULT_MODELS[provider]
     try:
-        if provider == "ollama":
-            chat = OllamaModel(model, host)
-        elif provider == "openai":
-            chat = OpenAIModel(model, base_url=base_url)
-        else:
-            chat = AnthropicModel(model, base_url=base_url)
-        chat.check()
-    except (OllamaError, ProviderError, ValueError) as exc:
+        chat = live_model(provider, model, host=host, base_url=base_url)
+        chat.preflight()
+    except (*MODEL_ERRORS, ValueError) as exc:
         raise LessonError(f"live mode cannot start: {exc} {REPLAY_INSTEAD}") from None
     return chat
 

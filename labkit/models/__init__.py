@@ -1,28 +1,35 @@
 """Where a reply's chunks come from: a live model, a recording, or a script.
 
 Each is a ``chat`` callable (``labkit.harness.contracts.Chat``), so the loop cannot
-tell them apart:
+tell them apart. Models sit below recordings: ``labkit.recording`` uses them to run and
+replay attempts, and nothing here reads or writes a recording file.
 
-- ``ollama_model.py``: ``OllamaModel``, a live Ollama server through the official SDK,
-  with ``wire.py`` keeping each NDJSON line as it came (``go_json.py``: how Ollama writes
-  one); the live models are imported on first use, their errors (``errors.py``) are not;
-- ``openai_model.py``, ``anthropic_model.py``: ``OpenAIModel`` (any OpenAI-compatible
-  server) and ``AnthropicModel`` through their official SDKs, on what ``provider.py``
-  gives both (address, key, errors, provenance) and ``sse.py`` (server-sent events);
+- live models: ``ollama_model.py`` (``OllamaModel``), ``openai_model.py``
+  (``OpenAIModel``: any OpenAI-compatible server) and ``anthropic_model.py``
+  (``AnthropicModel``), each through its official SDK, on what ``sdk_model.py`` gives all
+  three and ``sse_model.py`` the last two; ``providers.py``: the providers' table and
+  ``live_model``, the one place a live model is made; ``line_tap.py`` keeps each line as
+  it came, ``go_json.py`` writes Ollama's, ``sse.py`` server-sent events;
+  ``provenance.py``: who wrote the chunks; ``errors.py``: their errors (no SDK needed to
+  catch one). The live models are imported on first use;
 - ``replay.py``: ``ReplayModel``, a recording replayed in process, and the
   ``RequestCursor`` that decides which recorded turn answers a request;
-- ``server.py``: a recording served over the HTTP API it was recorded in (Ollama's there,
-  OpenAI's and Anthropic's in ``sse_server.py``, what all share in ``loopback.py``), so
-  the live path (the SDK, HTTP, streaming) runs offline;
-- ``scripted.py``: planned turns streamed as a server would, and the script that
-  writes the course's scripted recordings; ``chunks.py`` builds chunks by hand.
+- replay servers, so the live path (the SDK, HTTP, streaming) runs offline:
+  ``replay_server.py`` (the server's life, and which API each wire format is served in),
+  ``replay_handler.py`` (one request: the guards every API shares), ``replay_faults.py``
+  (faults on purpose), ``request_shape.py`` (what a request must look like, as a table),
+  and each API's handler: ``ollama_server.py``, ``openai_server.py``,
+  ``anthropic_server.py`` (``sse_handler.py``: what the last two share);
+- ``scripted.py``: planned turns streamed as a server would (``ScriptedChat``);
+  ``chunks.py`` builds chunks by hand.
 """
 
 from .chunks import call, chunk
 from .errors import OllamaError, ProviderError
+from .providers import PROVIDERS
 from .replay import ReplayError, ReplayMismatch, ReplayModel, RequestCursor
+from .replay_server import ReplayServer
 from .scripted import PlannedTurn, ScriptedChat
-from .server import ReplayServer, serve_recording
 
 __all__ = [
     "AnthropicModel",
@@ -39,21 +46,15 @@ __all__ = [
     "ScriptedChat",
     "call",
     "chunk",
-    "serve_recording",
 ]
 
-#: The live models, imported on first use: each loads its SDK and HTTP client (a few tenths
-#: of a second), which a replay, a kernel in replay mode or a regraded answer never needs.
-_LIVE = {
-    "OllamaModel": "ollama_model",
-    "OpenAIModel": "openai_model",
-    "AnthropicModel": "anthropic_model",
-}
+#: The live models' classes, by name: each is imported on first use (it loads its SDK and HTTP
+#: client, a few tenths of a second), which a replay, a kernel in replay mode or a regraded
+#: answer never needs.
+_LIVE = {provider.model_class.rsplit(".", 1)[1]: provider for provider in PROVIDERS.values()}
 
 
 def __getattr__(name):
     if name in _LIVE:
-        from importlib import import_module
-
-        return getattr(import_module(f".{_LIVE[name]}", __name__), name)
+        return _LIVE[name].model_type()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,21 +9,21 @@ system prompt back in front before comparing, so strict replay compares what the
 
 Each request streams with room for 2,048 output tokens (``max_tokens``, which this API
 requires); it sets no temperature, which the pinned SDK's ``messages.create`` no longer
-offers. ``base_url`` (else ``$ANTHROPIC_BASE_URL``) lets a replay server
-stand in. Everything shared with ``OpenAIModel`` (address, key, wire, errors, provenance)
-is in ``provider.py``.
+offers. ``base_url`` (else ``$ANTHROPIC_BASE_URL``) lets a replay server stand in.
+Everything shared with ``OpenAIModel`` (address, key, the stream as it came, errors,
+provenance) is in ``sse_model.py``.
 """
 
 from __future__ import annotations
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
-from .provider import ProviderModel
+from .sse_model import SSEModel
 
 #: What every request asks for besides the conversation.
 SETTINGS = {"max_tokens": MAX_OUTPUT_TOKENS}
 
 
-class AnthropicModel(ProviderModel):
+class AnthropicModel(SSEModel):
     """Stream Messages events as plain dicts: each event's JSON, as the server sent it.
 
     ``api_key`` defaults to ``$ANTHROPIC_API_KEY``; ``base_url`` to ``$ANTHROPIC_BASE_URL``,
@@ -31,10 +31,7 @@ class AnthropicModel(ProviderModel):
     """
 
     provider = "anthropic"
-    title = "Anthropic"
     sdk_name = "anthropic"
-    key_variable = "ANTHROPIC_API_KEY"
-    url_variable = "ANTHROPIC_BASE_URL"
     models_path = "/v1/models"
     example_url = "https://api.anthropic.com"
     url_hint = "Anthropic's address has no /v1: the SDK adds it"

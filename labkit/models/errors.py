@@ -1,8 +1,20 @@
-"""What a live model raises when its server gives no usable reply.
+"""What a live model raises when its server gives no usable reply, and the words they share.
 
 Apart from the adapters, so that catching one loads no SDK: ``import labkit`` and a replay
 never import ``ollama``, ``openai``, ``anthropic`` or their HTTP clients.
 """
+
+from __future__ import annotations
+
+#: What every "nothing is there" message ends with: the course runs without any server.
+REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
+#: How a replay (``ReplayModel`` or a replay server) says a request differs from the recording.
+REPLAY_MISMATCH = "does not match the recording"
+#: How the loop's ``model_error`` stop introduces a replay server's refusal: no model failed.
+SERVER_REFUSED_REPLAY = (
+    "replay mismatch: the replay server refused the request, which differs from the "
+    "recording (not a model failure)"
+)
 
 
 class _ModelError(RuntimeError):
@@ -12,6 +24,12 @@ class _ModelError(RuntimeError):
             stop_detail  # how the loop's stop introduces it, if not as a model failure
         )
 
+    @classmethod
+    def from_server(cls, message: str, server_said: str) -> _ModelError:
+        """The error for what a server said; a replay server's refusal is named as one."""
+        refused = REPLAY_MISMATCH in server_said
+        return cls(message, stop_detail=SERVER_REFUSED_REPLAY if refused else None)
+
 
 class OllamaError(_ModelError):
     """The Ollama server gave no usable reply; the message says why and what to do."""
@@ -19,3 +37,7 @@ class OllamaError(_ModelError):
 
 class ProviderError(_ModelError):
     """The model server gave no usable reply; the message says why and what to do."""
+
+
+#: What a live model raises, each error saying what to do.
+MODEL_ERRORS = (OllamaError, ProviderError)

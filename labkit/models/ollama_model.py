@@ -1,7 +1,7 @@
 """The live model: a ``chat`` callable that streams from an Ollama server through the official SDK.
 
 ``OllamaModel`` is what a learner with Ollama plugs into ``agent_events``. The
-same object, pointed at ``labkit.models.server.serve_recording``, runs offline against
+same object, pointed at a replay server (``labkit.serve_recording``), runs offline against
 a recording: the real SDK, real HTTP, real NDJSON streaming.
 
 Every way the server can fail (not running, model not pulled, no thinking, an
@@ -20,19 +20,19 @@ import httpx
 import ollama
 import pydantic
 
-from ..recording.format import SOURCES, timestamp
 from ..settings import DEFAULT_HOST, DEFAULT_MODEL, REQUEST_TIMEOUT
 from ..settings import OLLAMA_OPTIONS as OPTIONS
-from .errors import OllamaError
-from .wire import LineTap, TappedModel
+from .errors import REPLAY_HINT, OllamaError
+from .line_tap import LineTap
+from .provenance import RECORDER, replayed_provenance, timestamp
+from .providers import PROVIDERS
+from .sdk_model import SDKModel
 
-RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
-REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
-REPLAY_MISMATCH = "does not match the recording"  # how a labkit replay server refuses a request
+HOST_VARIABLE = PROVIDERS["ollama"].address_variable
 
 
-class OllamaModel(TappedModel):
-    """Stream chat replies from Ollama as plain dicts: each wire line's JSON object.
+class OllamaModel(SDKModel):
+    """Stream chat replies from Ollama as plain dicts: each NDJSON line's own JSON object.
 
     ``host`` defaults to ``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``. Each
     request asks for a streamed reply with thinking, unloads the model afterwards
@@ -41,8 +41,10 @@ class OllamaModel(TappedModel):
 
     The SDK parses and checks every line; what the loop gets is the line's own JSON,
     with every field the server sent (a tool call's ``id`` and ``function.index``,
-    which the SDK's models leave out), copied off the wire by a :class:`LineTap`.
+    which the SDK's models leave out), copied as it arrived by a :class:`LineTap`.
     """
+
+    provider = "ollama"
 
     def __init__(
         self,
@@ -52,7 +54,7 @@ class OllamaModel(TappedModel):
         timeout: float = REQUEST_TIMEOUT,
     ):
         self.model = model
-        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.host = host or os.environ.get(HOST_VARIABLE) or DEFAULT_HOST
         self.timeout = timeout
         self.tap = LineTap()
         try:
@@ -80,21 +82,17 @@ class OllamaModel(TappedModel):
 
     def _pairs(self, stream):
         for part, line in self.tap.pairs(stream):
-            yield _wire_object(line, part), line
+            yield _sent_chunk(line, part), line
+
+    @property
+    def address(self) -> str:
+        return self.host
 
     def failure(self, exc, received: int = 0) -> OllamaError:
-        mismatch = isinstance(exc, ollama.ResponseError) and REPLAY_MISMATCH in str(exc.error)
-        return OllamaError(
-            self.explain(exc, received),
-            stop_detail=(
-                "replay mismatch: the replay server refused the request, which differs from the "
-                "recording (not a model failure)"
-                if mismatch
-                else None
-            ),
-        )
+        said = str(exc.error) if isinstance(exc, ollama.ResponseError) else ""
+        return OllamaError.from_server(self.explain(exc, received), said)
 
-    def check(self) -> None:
+    def preflight(self) -> None:
         """Ask the server, before a run, whether this model can do the course's task.
 
         Raises :class:`OllamaError` with what to do when the server is not there, the
@@ -157,35 +155,33 @@ class OllamaModel(TappedModel):
         facts = self.server_facts()
         date = timestamp(now)
         served = facts["replay"]
-        if served is None:
-            return {
-                "source": "ollama",
-                "model": self.model,
-                "digest": facts["digest"],
-                "server_version": facts["server_version"],
-                "think": True,
-                "keep_alive": 0,
-                "options": dict(OPTIONS),
-                "date": date,
-                "recorded_with": RECORDER,
-            }
-        origin = served.get("provenance") if isinstance(served, dict) else None
-        if not isinstance(origin, dict) or origin.get("source") not in SOURCES:
-            raise OllamaError(
-                f"the replay server at {self.host} does not say where its "
-                f"recording came from; refusing to record from it"
+        if served is not None:
+            return replayed_provenance(
+                served,
+                server={"server_version": facts["server_version"]},
+                address=self.host,
+                model=self.model,
+                date=date,
+                refuse=OllamaError,
             )
         return {
-            **origin,
-            "replayed_from": {
-                "server_version": facts["server_version"],
-                "recording": served.get("recording"),
-                "recording_sha256": served.get("recording_sha256"),
-                "requested_model": self.model,
-                "date": date,
-                "recorded_with": RECORDER,
-            },
+            "source": "ollama",
+            "model": self.model,
+            "digest": facts["digest"],
+            "server_version": facts["server_version"],
+            "think": True,
+            "keep_alive": 0,
+            "options": dict(OPTIONS),
+            "date": date,
+            "recorded_with": RECORDER,
         }
+
+    def about(self, provenance: dict) -> str:
+        """The live model in one line, from its provenance."""
+        return (
+            f"Model {self.model} (digest {provenance['digest'][:12]}) on Ollama "
+            f"{provenance['server_version']} at {self.host}"
+        )
 
     def explain(self, exc: Exception, received: int = 0) -> str:
         """A message a learner can act on, for an error the SDK or its HTTP client raised."""
@@ -193,7 +189,7 @@ class OllamaModel(TappedModel):
         if isinstance(exc, (ConnectionError, httpx.ConnectError)):
             return (
                 f"Ollama is not running at {self.host} (nothing accepted the connection). "
-                f"Start it with `ollama serve`, or set OLLAMA_HOST to the address where it "
+                f"Start it with `ollama serve`, or set {HOST_VARIABLE} to the address where it "
                 f"runs. {REPLAY_HINT}"
             )
         if isinstance(exc, httpx.TimeoutException) and received:
@@ -262,7 +258,7 @@ def _base_url(host: str) -> str:
     return f"{parts.scheme}://{name}:{port}{parts.path.rstrip('/')}"
 
 
-def _wire_object(line: str | None, part) -> dict:
+def _sent_chunk(line: str | None, part) -> dict:
     """The chunk as the server sent it; the SDK's own reading if the line was not kept."""
     if line is not None:
         try:

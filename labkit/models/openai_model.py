@@ -13,19 +13,19 @@ loop's messages go as they are: the system prompt first, ``content: ""`` beside 
 Some servers cannot stream a reply that calls tools (llama-cpp-python's function-calling chat format
 refuses it): ``stream=False`` asks for the whole completion instead, and the loop
 assembles it as one chunk, under the same rules. Everything shared with
-``AnthropicModel`` (address, key, wire, errors, provenance) is in ``provider.py``.
+``AnthropicModel`` (address, key, the stream as it came, errors, provenance) is in ``sse_model.py``.
 """
 
 from __future__ import annotations
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, OLLAMA_OPTIONS, REQUEST_TIMEOUT
-from .provider import ProviderModel
+from .sse_model import SSEModel
 
 #: What every request asks for besides the conversation: as deterministic as the server allows.
 SETTINGS = {"temperature": 0, "seed": OLLAMA_OPTIONS["seed"], "max_tokens": MAX_OUTPUT_TOKENS}
 
 
-class OpenAIModel(ProviderModel):
+class OpenAIModel(SSEModel):
     """Stream chat completions as plain dicts: each event's JSON, as the server sent it.
 
     ``base_url`` defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``;
@@ -34,10 +34,7 @@ class OpenAIModel(ProviderModel):
     """
 
     provider = "openai"
-    title = "OpenAI-compatible"
     sdk_name = "openai"
-    key_variable = "OPENAI_API_KEY"
-    url_variable = "OPENAI_BASE_URL"
     example_url = "http://127.0.0.1:1234/v1"
     url_hint = "an OpenAI-compatible address usually ends in /v1"
 

@@ -3,17 +3,18 @@
 In strict mode each request the harness sends is compared with the recorded one,
 so a harness that drops or reorders a message is caught at the first difference.
 A :class:`RequestCursor` decides which recorded turn answers a request; the
-in-process :class:`ReplayModel` and the HTTP replay server (``server.py``) share it.
+in-process :class:`ReplayModel` and the HTTP replay server (``replay_server.py``) share it.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
 
 from ..harness.contracts import tool_names
+from ..harness.frozen import freeze
+from .errors import REPLAY_MISMATCH
 
 
 class ReplayError(RuntimeError):
@@ -30,20 +31,20 @@ class ReplayMismatch(ReplayError):
 
 
 def first_difference(
-    recorded: dict, messages: list, names: list, *, wire: bool = False
+    recorded: dict, messages: list, names: list, *, over_http: bool = False
 ) -> str | None:
     """Describe the first way a request differs from a recorded one, or return None.
 
     The description names the first differing place (``message 4 (assistant),
     tool_calls[0].function.arguments.new, character 31``) and shows both sides there.
-    ``wire``: the request came over HTTP, where a tool call's ``id`` and
+    ``over_http``: the request came over HTTP, where a tool call's ``id`` and
     ``function.index`` may be missing (the pinned ``ollama`` SDK drops them).
     """
     if recorded.get("tools") is not None and list(recorded["tools"]) != list(names):
         return f"the tools offered were {names}, the recording offered {recorded['tools']}"
     expected = recorded["messages"]
     for index, (want, got) in enumerate(zip(expected, messages)):
-        if wire:
+        if over_http:
             want = _as_carried(want, got)
         place = _where_different(_comparable(want), _comparable(got), "")
         if place:
@@ -69,18 +70,18 @@ class RequestCursor:
     recorded request, and one that differs raises :class:`ReplayMismatch` without
     using up its turn (a corrected retry gets it). ``restarts``: a request with as
     many messages as the first recorded one begins a new conversation, so one server
-    can answer run after run. ``wire``: requests come over HTTP, where a tool call's
+    can answer run after run. ``over_http``: requests come over HTTP, where a tool call's
     ``id`` and ``function.index`` may have been dropped by the client's SDK.
     Safe to share between threads.
     """
 
     def __init__(
-        self, turns: list, *, strict: bool = True, restarts: bool = False, wire: bool = False
+        self, turns: list, *, strict: bool = True, restarts: bool = False, over_http: bool = False
     ):
         self.turns = turns
         self.strict = strict
         self.restarts = restarts
-        self.wire = wire
+        self.over_http = over_http
         self.answered = 0  # requests answered in the current conversation
         self._lock = threading.Lock()
 
@@ -100,10 +101,12 @@ class RequestCursor:
                 )
             turn = self.turns[number - 1]
             if self.strict:
-                difference = first_difference(turn["request"], messages, names, wire=self.wire)
+                difference = first_difference(
+                    turn["request"], messages, names, over_http=self.over_http
+                )
                 if difference:
                     raise ReplayMismatch(
-                        f"turn {number}: the request does not match the recording: {difference}"
+                        f"turn {number}: the request {REPLAY_MISMATCH}: {difference}"
                     )
             self.answered = number
         return number, turn
@@ -113,7 +116,9 @@ class ReplayModel:
     """A ``chat`` callable that answers from a recording.
 
     ``speed``: None yields chunks as fast as the loop takes them; 1.0 waits for each
-    chunk's recorded arrival time, 10.0 ten times faster.
+    chunk's recorded arrival time, 10.0 ten times faster. Each chunk is handed out frozen
+    (``labkit.harness.frozen``): read-only, so neither the loop nor a recorder has to copy
+    it, and nothing can change the recording through it.
     """
 
     def __init__(self, recording: dict, strict: bool = True, *, speed: float | None = None):
@@ -138,9 +143,9 @@ class ReplayModel:
 
     def __call__(self, messages, tool_schemas):
         """Check the request (strict mode) and return an iterator of the turn's chunks."""
-        return (chunk for chunk, _ in self.wire(messages, tool_schemas))
+        return (chunk for chunk, _ in self.chunks_with_lines(messages, tool_schemas))
 
-    def wire(self, messages, tool_schemas):
+    def chunks_with_lines(self, messages, tool_schemas):
         """Like calling it, but each item is ``(chunk, line)``: the line (NDJSON, or a
         server-sent event) the recording kept for the chunk, or None if it kept none."""
         _, turn = self.cursor.next_turn(messages, tool_names(tool_schemas))
@@ -151,7 +156,7 @@ class ReplayModel:
         for entry in turn["chunks"]:
             if self.speed:
                 time.sleep(max(0.0, start + entry["at"] / self.speed - time.monotonic()))
-            yield copy.deepcopy(entry["chunk"]), entry.get("line")
+            yield freeze(entry["chunk"]), entry.get("line")
         if "error" in turn:
             raise ReplayError(turn["error"])
 

@@ -9,8 +9,8 @@ with spaces after ``,`` and ``:`` (as their documentation shows each).
 
 A recording keeps an event as its text without the closing blank line (``event: ...\\n
 data: {...}``): the replay server sends that text back byte for byte, and a lesson
-shows it. :class:`EventReader` finds, among the lines a ``LineTap`` copied off the
-wire, the event behind each chunk the SDK yields: the SDKs skip ``[DONE]``, comments
+shows it. :class:`EventReader` finds, among the lines a ``LineTap`` copied as they
+came, the event behind each chunk the SDK yields: the SDKs skip ``[DONE]``, comments
 (``: keep-alive``) and Anthropic's ``ping`` events, and so does the reader.
 """
 

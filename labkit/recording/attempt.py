@@ -2,12 +2,14 @@
 
 ``run_attempt`` is the one place a recording is built. While the loop runs, a
 :class:`CapturingChat` stands between it and the model and keeps each request and
-each raw chunk with its arrival time; when the model can say how each chunk came
-over the wire (it has a ``wire`` method, as every model of ``labkit.models`` does), the
-line is kept beside the chunk, exactly as sent: an NDJSON line, or a server-sent event.
-A model that speaks another wire format than Ollama's gets a recording that names it.
-A run with more than the three repository tools, a permission gate or a budget keeps
-what it ran with under ``"harness"`` (``setup.py``), so a replay can do the same.
+each raw chunk with its arrival time; when the model can say how each chunk was sent
+(it has a ``chunks_with_lines`` method, as every model of ``labkit.models`` does), the
+text is kept beside the chunk, exactly as sent: an NDJSON line, or a server-sent event.
+A chunk is copied once for the recording, or not at all when it comes frozen (a replay's
+do: see ``labkit.harness.frozen``). A model that speaks another wire format than
+Ollama's gets a recording that names it. A run with more than the three repository
+tools, a permission gate or a budget keeps what it ran with under ``"harness"``
+(``harness_setup.py``), so a replay can do the same.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import time
 
 from ..harness.contracts import tool_names
 from ..harness.formats import format_of
+from ..harness.frozen import FrozenDict
 from ..harness.loop import MAX_TURNS, agent_events
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
-from .format import FORMAT, VERSION, compact_event
-from .setup import TOOLSETS, harness_setup
+from .contents import FORMAT, VERSION, compact_event
+from .harness_setup import TOOLSETS, harness_setup
 
 
 def run_attempt(
@@ -64,9 +67,9 @@ def run_attempt(
         tell({"type": "checks", "when": "after", "checks": checks_after})
         hash_after = file_sha256(test_file)
     recording = {"format": FORMAT, "version": VERSION}
-    wire = format_of(chat).name
-    if wire != "ollama":  # Ollama's recordings say nothing: they were all Ollama's at first
-        recording["wire_format"] = wire
+    wire_format = format_of(chat).name
+    if wire_format != "ollama":  # Ollama's recordings say nothing: all were Ollama's at first
+        recording["wire_format"] = wire_format
     recording.update(
         {
             "provenance": provenance,
@@ -105,7 +108,7 @@ class CapturingChat:
         try:
             stream = _with_lines(self.chat, messages, tool_schemas)
             for chunk, line in stream:
-                entry = {"at": round(self.clock() - start, 6), "chunk": copy.deepcopy(chunk)}
+                entry = {"at": round(self.clock() - start, 6), "chunk": _kept(chunk)}
                 if line is not None:
                     entry["line"] = line
                 turn["chunks"].append(entry)
@@ -117,11 +120,17 @@ class CapturingChat:
             getattr(stream, "close", lambda: None)()
 
 
+def _kept(chunk):
+    """The chunk as the recording keeps it: a frozen one as it is (nothing can change it),
+    anything else copied, so that what the loop or the model does to it later is not kept."""
+    return chunk if type(chunk) is FrozenDict else copy.deepcopy(chunk)
+
+
 def _with_lines(chat, messages, tool_schemas):
-    """``(chunk, line or None)`` pairs from ``chat``: its own lines when it has a wire."""
-    wire = getattr(chat, "wire", None)
-    if callable(wire):
-        return wire(messages, tool_schemas)
+    """``(chunk, line or None)`` pairs from ``chat``: its own lines when it keeps them."""
+    with_lines = getattr(chat, "chunks_with_lines", None)
+    if callable(with_lines):
+        return with_lines(messages, tool_schemas)
     return _no_lines(chat(messages, tool_schemas))
 
 

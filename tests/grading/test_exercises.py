@@ -42,7 +42,7 @@ from labkit.harness.conversation import order_problems
 from labkit.harness.gate import check_command
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
-from labkit.models.scripted import SHELL_POLICY
+from labkit.recording.scenarios import SHELL_POLICY
 
 NAMES = sorted(ANSWER_NAMES)
 FUNCTION_CHECKS = [c for c in NAMES if "prediction" not in c]
@@ -202,8 +202,11 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.formats.anthropic",
         "labkit.harness.formats.assembly",
         "labkit.recording",
-        "labkit.recording.format",
+        "labkit.recording.contents",
+        "labkit.recording.files",
         "labkit.recording.attempt",
+        "labkit.recording.replaying",
+        "labkit.recording.scenarios",
         "labkit.lessons.failures",
         "labkit",
         "labkit.harness",
@@ -214,10 +217,12 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.conversation",
         "labkit.harness.toolset",
         "labkit.models.scripted",
-        "labkit.recording.setup",
+        "labkit.recording.harness_setup",
         "labkit.models",
-        "labkit.models.sse_server",
-        "labkit.models.server",
+        "labkit.models.replay_server",
+        "labkit.models.ollama_server",
+        "labkit.models.openai_server",
+        "labkit.models.anthropic_server",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}

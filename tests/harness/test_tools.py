@@ -5,7 +5,7 @@ import pytest
 
 from labkit import RepoTools, run_checks, sample_copy
 from labkit.harness.tools import numbered_lines
-from labkit.models.scripted import NEW_LINE, OLD_LINE
+from labkit.recording.scenarios import NEW_LINE, OLD_LINE
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from conftest import PROJECT_DIR, parameters_of
 
 from labkit import serve_recording
 from labkit.grading.conventions import nbgrader_role
-from labkit.settings import PROVIDER_RECORDINGS
+from labkit.settings import DEFAULT_MODEL, PROVIDER_RECORDINGS
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
 PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
@@ -207,7 +207,7 @@ def test_live_mode_with_a_model_that_cannot_call_tools_or_think_says_so(capabili
     ) as server:
         index, error = run_cells(notebook, MODE="live", OLLAMA_HOST=server.url)
     assert index == first_model_cell(notebook) and isinstance(error, LessonError)
-    assert words in str(error) and "ollama pull gemma4:e2b" in str(error)
+    assert words in str(error) and f"ollama pull {DEFAULT_MODEL}" in str(error)
 
 
 def test_in_a_kernel_the_stop_shows_the_message_alone(closed_port, tmp_path):

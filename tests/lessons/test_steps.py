@@ -4,7 +4,7 @@ from conftest import FakeTools, ListChat, call, chunk, final_text_turn
 import labkit.lessons.steps
 from labkit import OllamaAssembler, agent_events, assemble_turn, conversation_steps
 from labkit.lessons.steps import TurnSteps, conversation_story
-from labkit.recording.format import compact_event
+from labkit.recording import compact_event
 
 
 def raw_chunks(turn):

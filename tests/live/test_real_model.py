@@ -24,7 +24,7 @@ import pytest
 
 from labkit import STOP_REASONS, compact_event, load_recording
 from labkit.harness.sample import SAMPLE_DIR
-from labkit.settings import recording_path
+from labkit.recording import recording_path
 
 #: The model file, as the package that ships it says and as we checked it once by hand.
 MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"

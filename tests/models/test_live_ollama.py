@@ -13,8 +13,8 @@ import pytest
 
 from labkit import STOP_REASONS, OllamaModel, ReplayModel, load_recording, run_attempt
 from labkit.cli import main
-from labkit.models.ollama_model import DEFAULT_HOST, DEFAULT_MODEL
-from labkit.recording.format import compact_event, stop_of
+from labkit.recording import compact_event, stop_of
+from labkit.settings import DEFAULT_HOST, DEFAULT_MODEL
 
 HOST = os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
 

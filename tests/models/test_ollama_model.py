@@ -6,6 +6,7 @@ import pytest
 from conftest import PROJECT_DIR, chunk, wait_until
 
 from labkit import (
+    MAX_TURNS,
     OllamaModel,
     RepoTools,
     agent_events,
@@ -14,10 +15,10 @@ from labkit import (
     sample_copy,
     serve_recording,
 )
-from labkit.models.scripted import SCENARIOS
-from labkit.recording import replay_harness
+from labkit.recording import compact_event, replay_harness, stop_of
 from labkit.recording.attempt import CapturingChat
-from labkit.recording.format import compact_event, stop_of
+from labkit.recording.scenarios import SCENARIOS
+from labkit.settings import DEFAULT_MODEL
 
 RECORDINGS = PROJECT_DIR / "recordings"
 
@@ -26,7 +27,7 @@ def recording(name):
     return load_recording(RECORDINGS / f"{name}.json")
 
 
-def run_loop(model, task, max_turns=8):
+def run_loop(model, task, max_turns=MAX_TURNS):
     with sample_copy() as root:
         return list(agent_events(model, RepoTools(root), task, max_turns=max_turns))
 
@@ -60,7 +61,7 @@ def test_requests_ask_for_a_streamed_thinking_reply_with_the_course_options():
     with serve_recording(recorded) as server, OllamaModel(host=server.url) as model:
         run_loop(model, recorded["task"], max_turns=2)
     first, second = server.chat_requests
-    assert first["model"] == "gemma4:e2b"
+    assert first["model"] == DEFAULT_MODEL
     assert (first["stream"], first["think"], first["keep_alive"]) == (True, True, 0)
     assert first["options"] == {"temperature": 0, "seed": 7, "num_ctx": 8192, "num_predict": 2048}
     assert [tool["function"]["name"] for tool in first["tools"]] == [

@@ -9,6 +9,7 @@ import pytest
 from conftest import PROJECT_DIR, wait_until
 
 from labkit import (
+    MAX_TURNS,
     AnthropicModel,
     OpenAIModel,
     ProviderError,
@@ -21,6 +22,7 @@ from labkit import (
     serve_recording,
 )
 from labkit.models.chunks import openai_chunk
+from labkit.settings import DEFAULT_MODELS
 
 RECORDINGS = {"openai": "repair_openai.json", "anthropic": "repair_anthropic.json"}
 PROVIDERS = sorted(RECORDINGS)
@@ -34,8 +36,12 @@ def model_for(provider, server_or_url, **options):
     """The provider's model pointed at a replay server (or any address)."""
     url = getattr(server_or_url, "url", server_or_url)
     if provider == "openai":
-        return OpenAIModel(options.pop("model", "gpt-4.1-mini"), base_url=f"{url}/v1", **options)
-    return AnthropicModel(options.pop("model", "claude-haiku-4-5"), base_url=url, **options)
+        return OpenAIModel(
+            options.pop("model", DEFAULT_MODELS["openai"]), base_url=f"{url}/v1", **options
+        )
+    return AnthropicModel(
+        options.pop("model", DEFAULT_MODELS["anthropic"]), base_url=url, **options
+    )
 
 
 def one_turn(provider, chunks):
@@ -46,7 +52,7 @@ def one_turn(provider, chunks):
     return served
 
 
-def run_loop(chat, task="task", max_turns=8):
+def run_loop(chat, task="task", max_turns=MAX_TURNS):
     with sample_copy() as root:
         return list(agent_events(chat, RepoTools(root), task, max_turns=max_turns))
 
@@ -226,11 +232,11 @@ def test_an_error_in_the_middle_of_a_reply_is_reported_as_such(provider):
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_check_before_a_run_lists_what_the_server_has(provider):
     with serve_recording(PROJECT_DIR / "recordings" / RECORDINGS[provider]) as server:
-        model_for(provider, server).check()  # the default model is served
+        model_for(provider, server).preflight()  # the default model is served
         with pytest.raises(
             ProviderError, match="has no model 'other'; it lists 'labkit-replay:repair_"
         ):
-            model_for(provider, server, model="other").check()
+            model_for(provider, server, model="other").preflight()
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from labkit import load_recording, serve_recording
 from labkit.cli import main
 from labkit.harness.formats.ollama import assemble_turn
 from labkit.harness.tools import SCHEMAS
+from labkit.settings import DEFAULT_MODEL
 
 REPAIR_PATH = PROJECT_DIR / "recordings" / "repair.json"
 REPAIR = load_recording(REPAIR_PATH)
@@ -37,11 +38,16 @@ def test_chat_without_stream_returns_the_whole_recorded_turn():
     final = recorded_chunks(1)[-1]
     with serve_recording(REPAIR) as server:
         reply = ollama.Client(host=server.url).chat(
-            model="gemma4:e2b", messages=request(1), tools=SCHEMAS
+            model=DEFAULT_MODEL, messages=request(1), tools=SCHEMAS
         )
         raw = httpx.post(
             f"{server.url}/api/chat",
-            json={"model": "gemma4:e2b", "messages": request(1), "tools": SCHEMAS, "stream": False},
+            json={
+                "model": DEFAULT_MODEL,
+                "messages": request(1),
+                "tools": SCHEMAS,
+                "stream": False,
+            },
         )
     assert reply.done is True and reply.done_reason == "stop"
     assert reply.message.thinking == expected["thinking"]
@@ -63,7 +69,7 @@ def test_chat_streamed_as_the_course_sends_it_yields_every_recorded_chunk():
     with serve_recording(REPAIR) as server:
         parts = list(
             ollama.Client(host=server.url).chat(
-                "gemma4:e2b",
+                DEFAULT_MODEL,
                 request(1),
                 tools=SCHEMAS,
                 stream=True,
@@ -82,11 +88,11 @@ def test_chat_streamed_as_the_course_sends_it_yields_every_recorded_chunk():
 def test_the_async_client_streams_and_answers_whole_too():
     async def both(url):
         client = ollama.AsyncClient(host=url)
-        whole = await client.chat("gemma4:e2b", request(1), tools=SCHEMAS)
+        whole = await client.chat(DEFAULT_MODEL, request(1), tools=SCHEMAS)
         streamed = [
             part
             async for part in await client.chat(
-                "gemma4:e2b", request(1), tools=SCHEMAS, stream=True
+                DEFAULT_MODEL, request(1), tools=SCHEMAS, stream=True
             )
         ]
         return whole, streamed
@@ -101,12 +107,12 @@ def test_list_show_version_and_the_heartbeat():
     with serve_recording(REPAIR) as server:
         client = ollama.Client(host=server.url)
         names = [m.model for m in client.list().models]
-        shown = client.show("gemma4:e2b")
+        shown = client.show(DEFAULT_MODEL)
         version = client._client.get("/api/version").json()
         heartbeat = httpx.head(server.url)
         with pytest.raises(ollama.ResponseError) as missing:
             client.show("qwen3:4b")
-    assert "gemma4:e2b" in names and shown.capabilities == ["completion", "tools", "thinking"]
+    assert DEFAULT_MODEL in names and shown.capabilities == ["completion", "tools", "thinking"]
     assert version["version"].startswith("labkit-replay") and "labkit_replay" in version
     assert heartbeat.status_code == 200
     assert (missing.value.status_code, missing.value.error) == (404, "model 'qwen3:4b' not found")
@@ -115,13 +121,13 @@ def test_list_show_version_and_the_heartbeat():
 def test_a_retried_request_gets_its_own_turn_through_the_sdk():
     with serve_recording(REPAIR) as server:
         client = ollama.Client(host=server.url)
-        client.chat("gemma4:e2b", request(1), tools=SCHEMAS)
+        client.chat(DEFAULT_MODEL, request(1), tools=SCHEMAS)
         for _ in range(2):  # the same wrong request twice: neither uses up turn 2
             with pytest.raises(ollama.ResponseError, match="turn 2: the request does not match"):
                 client.chat(
-                    "gemma4:e2b", request(1) + [{"role": "user", "content": "?"}], tools=SCHEMAS
+                    DEFAULT_MODEL, request(1) + [{"role": "user", "content": "?"}], tools=SCHEMAS
                 )
-        retried = client.chat("gemma4:e2b", request(2), tools=SCHEMAS)
+        retried = client.chat(DEFAULT_MODEL, request(2), tools=SCHEMAS)
     assert retried.message.tool_calls[0].function.arguments == {"path": "tests/test_path_rules.py"}
 
 
@@ -133,8 +139,8 @@ def test_the_sdk_sends_no_tool_call_ids_and_the_server_accepts_that():
     assert "tool_call_id" not in ollama.Message.model_fields
     with serve_recording(REPAIR) as server:
         client = ollama.Client(host=server.url)
-        client.chat("gemma4:e2b", request(1), tools=SCHEMAS)
-        client.chat("gemma4:e2b", request(2), tools=SCHEMAS)
+        client.chat(DEFAULT_MODEL, request(1), tools=SCHEMAS)
+        client.chat(DEFAULT_MODEL, request(2), tools=SCHEMAS)
         sent = server.chat_requests[-1]["messages"][2]["tool_calls"][0]
     assert "id" in request(2)[2]["tool_calls"][0] and sent == {
         "function": {"name": "read_file", "arguments": {"path": "path_rules.py"}}

@@ -11,9 +11,10 @@ from conftest import PROJECT_DIR, wait_until
 
 from labkit import OllamaModel, RecordingError, load_recording, serve_recording
 from labkit.harness.tools import SCHEMAS
-from labkit.models.loopback import NO_FAULTS, Faults, reply_plan
-from labkit.models.server import is_done
+from labkit.models.ollama_server import is_done
+from labkit.models.replay_faults import NO_FAULTS, Faults, reply_plan
 from labkit.recording.attempt import CapturingChat
+from labkit.settings import DEFAULT_MODEL
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
 
@@ -34,13 +35,13 @@ def test_it_says_it_is_a_replay_server_and_which_recording_it_serves():
         version = httpx.get(f"{server.url}/api/version").json()
         client = ollama.Client(host=server.url)
         listed = client.list().models
-        shown = client.show("gemma4:e2b")
+        shown = client.show(DEFAULT_MODEL)
         root = httpx.get(server.url).text
         tags = httpx.get(f"{server.url}/api/tags").json()["models"]
     assert version["version"].startswith("labkit-replay")
     assert version["labkit_replay"]["recording"] == "repair.json"
     assert version["labkit_replay"]["provenance"] == recorded["provenance"]
-    assert [m.model for m in listed] == ["labkit-replay:repair", "gemma4:e2b"]
+    assert [m.model for m in listed] == ["labkit-replay:repair", DEFAULT_MODEL]
     assert all(m.details.family == "labkit-replay" and len(m.digest) == 64 for m in listed)
     # Ollama's ListModelResponse fields, all present (the SDK does not model every one)
     assert all(
@@ -86,10 +87,10 @@ def test_load_and_unload_with_no_messages_answer_as_ollama_and_use_no_turn():
     recorded = load_recording(REPAIR)
     with serve_recording(REPAIR) as server:
         client = ollama.Client(host=server.url)
-        loaded = client.chat("gemma4:e2b", messages=[])
-        unloaded = client.chat("gemma4:e2b", messages=[], keep_alive=0)
+        loaded = client.chat(DEFAULT_MODEL, messages=[])
+        unloaded = client.chat(DEFAULT_MODEL, messages=[], keep_alive=0)
         first = client.chat(
-            "gemma4:e2b",
+            DEFAULT_MODEL,
             messages=recorded["turns"][0]["request"]["messages"],
             tools=SCHEMAS,
             think=True,
@@ -104,15 +105,15 @@ def test_a_refused_request_uses_up_no_turn_so_a_retry_gets_its_own():
     requests = [turn["request"]["messages"] for turn in recorded["turns"]]
     with serve_recording(REPAIR) as server:
         client = ollama.Client(host=server.url)
-        client.chat("gemma4:e2b", messages=requests[0], tools=SCHEMAS)
+        client.chat(DEFAULT_MODEL, messages=requests[0], tools=SCHEMAS)
         with pytest.raises(ollama.ResponseError) as refused:
             client.chat(
-                "gemma4:e2b",
+                DEFAULT_MODEL,
                 messages=requests[1][:-1]
                 + [{"role": "tool", "tool_name": "read_file", "content": "{}"}],
                 tools=SCHEMAS,
             )
-        retried = client.chat("gemma4:e2b", messages=requests[1], tools=SCHEMAS)
+        retried = client.chat(DEFAULT_MODEL, messages=requests[1], tools=SCHEMAS)
     assert refused.value.status_code == 400
     assert "turn 2: the request does not match the recording" in refused.value.error
     assert "message 3 (tool) differs at content, character 1" in refused.value.error
@@ -124,7 +125,7 @@ def test_an_error_before_the_first_chunk_is_an_http_status_with_a_json_body():
         reply = httpx.post(
             f"{server.url}/api/chat",
             json={
-                "model": "gemma4:e2b",
+                "model": DEFAULT_MODEL,
                 "messages": load_recording(REPAIR)["turns"][0]["request"]["messages"],
                 "tools": SCHEMAS,
             },
@@ -138,10 +139,10 @@ def test_a_model_without_tools_or_thinking_is_refused_as_ollama_refuses_it():
     with serve_recording(REPAIR, capabilities=("completion",)) as server:
         client = ollama.Client(host=server.url)
         with pytest.raises(ollama.ResponseError, match="does not support thinking"):
-            client.chat("gemma4:e2b", messages=messages, think=True)
+            client.chat(DEFAULT_MODEL, messages=messages, think=True)
         with pytest.raises(ollama.ResponseError, match="does not support tools"):
-            client.chat("gemma4:e2b", messages=messages, tools=SCHEMAS)
-        assert client.show("gemma4:e2b").capabilities == ["completion"]
+            client.chat(DEFAULT_MODEL, messages=messages, tools=SCHEMAS)
+        assert client.show(DEFAULT_MODEL).capabilities == ["completion"]
 
 
 def test_a_recording_in_memory_is_checked_like_a_file():

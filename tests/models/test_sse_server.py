@@ -8,6 +8,7 @@ from conftest import PROJECT_DIR
 from labkit import load_recording, serve_recording
 from labkit.harness.tools import SCHEMAS
 from labkit.models.anthropic_model import AnthropicModel
+from labkit.settings import DEFAULT_MODEL, DEFAULT_MODELS
 
 OPENAI = PROJECT_DIR / "recordings" / "repair_openai.json"
 ANTHROPIC = PROJECT_DIR / "recordings" / "repair_anthropic.json"
@@ -33,15 +34,17 @@ def test_the_openai_server_lists_recordings_not_models_and_says_what_it_serves()
     recorded = load_recording(OPENAI)
     with serve_recording(OPENAI) as server:
         listed = openai_client(server).models.list()
-        one = openai_client(server).models.retrieve("gpt-4.1-mini")
+        one = openai_client(server).models.retrieve(DEFAULT_MODELS["openai"])
         raw = httpx.get(f"{server.url}/v1/models").json()
         root = httpx.get(server.url)
     assert [m.id for m in listed.data] == [
         "labkit-replay:repair_openai",
-        "gemma4:e2b",
-        "gpt-4.1-mini",
+        DEFAULT_MODEL,
+        DEFAULT_MODELS["openai"],
     ]
-    assert all("not a model" in m.owned_by for m in listed.data) and one.id == "gpt-4.1-mini"
+    assert (
+        all("not a model" in m.owned_by for m in listed.data) and one.id == DEFAULT_MODELS["openai"]
+    )
     assert raw["labkit_replay"]["recording"] == "repair_openai.json"
     assert raw["labkit_replay"]["provenance"] == recorded["provenance"]
     assert raw["labkit_replay"]["wire_format"] == "openai"
@@ -58,8 +61,8 @@ def test_the_anthropic_server_lists_recordings_not_models_and_says_what_it_serve
             anthropic_client(server).models.retrieve("claude-opus-9")
     assert [m.id for m in listed.data] == [
         "labkit-replay:repair_anthropic",
-        "gemma4:e2b",
-        "claude-haiku-4-5",
+        DEFAULT_MODEL,
+        DEFAULT_MODELS["anthropic"],
     ]
     assert all("a recording, not a model" in m.display_name for m in listed.data)
     assert raw["labkit_replay"]["wire_format"] == "anthropic"
@@ -74,11 +77,13 @@ def test_a_client_that_does_not_stream_gets_the_whole_turn_in_one_object():
     anthropic_turn = load_recording(ANTHROPIC)["turns"][0]
     with serve_recording(OPENAI) as server:
         completion = openai_client(server).chat.completions.create(
-            model="gpt-4.1-mini", messages=openai_turn["request"]["messages"], tools=SCHEMAS
+            model=DEFAULT_MODELS["openai"],
+            messages=openai_turn["request"]["messages"],
+            tools=SCHEMAS,
         )
     with serve_recording(ANTHROPIC) as server:
         message = anthropic_client(server).messages.create(
-            model="claude-haiku-4-5",
+            model=DEFAULT_MODELS["anthropic"],
             max_tokens=100,
             **AnthropicModel.request(anthropic_turn["request"]["messages"], SCHEMAS),
         )
@@ -125,7 +130,9 @@ def test_an_injected_status_uses_the_apis_error_body():
     with serve_recording(ANTHROPIC, status=529, error="Overloaded") as server:
         with pytest.raises(anthropic.APIStatusError) as failed:
             anthropic_client(server).messages.create(
-                model="claude-haiku-4-5", max_tokens=10, **AnthropicModel.request(messages, SCHEMAS)
+                model=DEFAULT_MODELS["anthropic"],
+                max_tokens=10,
+                **AnthropicModel.request(messages, SCHEMAS),
             )
     assert failed.value.status_code == 529
     assert failed.value.body == {

@@ -8,9 +8,11 @@ from conftest import PROJECT_DIR
 
 from labkit import load_recording
 from labkit.cli import main
-from labkit.models.loopback import ReplayServer, Served
-from labkit.models.server import serve_recording
-from labkit.models.sse_server import AnthropicHandler, OpenAIHandler
+from labkit.models.anthropic_server import AnthropicHandler
+from labkit.models.openai_server import OpenAIHandler
+from labkit.models.replay_server import ReplayServer
+from labkit.recording import serve_recording
+from labkit.recording.serving import served
 
 RECORDINGS = {
     "openai": PROJECT_DIR / "recordings" / "repair_openai.json",
@@ -73,7 +75,7 @@ def test_a_live_server_is_named_by_provider_host_model_and_what_it_reported(
 ):
     live = type(f"Live{handler.__name__}", (SaysNothing, handler), {})
     tools = ("completion", "tools")
-    with ReplayServer(Served.of(RECORDINGS[provider]), live, capabilities=tools) as server:
+    with ReplayServer(served(RECORDINGS[provider]), live, capabilities=tools) as server:
         code, out, err = record(
             capsys,
             "--provider",
@@ -87,7 +89,7 @@ def test_a_live_server_is_named_by_provider_host_model_and_what_it_reported(
         )
     assert code == 2 and "has no model 'scripted-model'; it lists" in err  # before the run
     with ReplayServer(
-        Served.of(RECORDINGS[provider]), live, capabilities=tools, models=["scripted-model"]
+        served(RECORDINGS[provider]), live, capabilities=tools, models=["scripted-model"]
     ) as server:
         code, out, err = record(
             capsys,
@@ -181,7 +183,10 @@ def test_an_api_key_in_the_environment_appears_in_no_recording_output_or_log(
             ["--provider", "ollama", "--base-url", "http://127.0.0.1:9/v1"],
             "--base-url is for --provider openai or anthropic",
         ),
-        (["--provider", "openai", "--host", "http://127.0.0.1:9"], "--host is Ollama's address"),
+        (
+            ["--provider", "openai", "--host", "http://127.0.0.1:9"],
+            "--host is for --provider ollama",
+        ),
         (["--provider", "anthropic", "--no-stream"], "--no-stream is for --provider openai"),
         (["--provider", "openai", "--base-url", "127.0.0.1:1234"], "cannot use '127.0.0.1:1234'"),
         (

@@ -15,7 +15,8 @@ from conftest import PROJECT_DIR
 
 from labkit import OllamaError, OllamaModel, load_recording
 from labkit.cli import main
-from labkit.models.server import serve_recording
+from labkit.recording import serve_recording
+from labkit.settings import DEFAULT_MODEL
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
 
@@ -73,8 +74,8 @@ class FakeOllama(BaseHTTPRequestHandler):
             "/api/tags": {
                 "models": [
                     {
-                        "name": "gemma4:e2b",
-                        "model": "gemma4:e2b",
+                        "name": DEFAULT_MODEL,
+                        "model": DEFAULT_MODEL,
                         "digest": "c6eb396dbd59" + "0" * 52,
                     }
                 ]
@@ -102,8 +103,8 @@ def fake_ollama():
 
 
 def test_a_live_server_is_named_with_the_digest_and_version_it_reports(fake_ollama):
-    provenance = OllamaModel("gemma4:e2b", host=fake_ollama).provenance()
-    assert provenance["source"] == "ollama" and provenance["model"] == "gemma4:e2b"
+    provenance = OllamaModel(DEFAULT_MODEL, host=fake_ollama).provenance()
+    assert provenance["source"] == "ollama" and provenance["model"] == DEFAULT_MODEL
     assert provenance["digest"] == "c6eb396dbd59" + "0" * 52
     assert provenance["server_version"] == "0.12.6"
     assert provenance["options"] == {

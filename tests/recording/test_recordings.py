@@ -13,9 +13,8 @@ from labkit import (
     sample_copy,
     save_recording,
 )
-from labkit.models.scripted import NEW_LINE, SCENARIOS, scripted_recording
-from labkit.recording import replay_harness
-from labkit.recording.format import compact_event, stop_of
+from labkit.recording import compact_event, replay_harness, stop_of
+from labkit.recording.scenarios import NEW_LINE, SCENARIOS, scripted_recording
 
 RECORDINGS = PROJECT_DIR / "recordings"
 NAMES = sorted(SCENARIOS)
@@ -86,7 +85,7 @@ def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_forma
 def test_a_recordings_wire_format_its_lines_and_its_source_must_agree(wire, edit, problem):
     import copy
 
-    from labkit.recording.format import recording_problem
+    from labkit.recording.contents import recording_problem
 
     recording = copy.deepcopy(
         load_recording(RECORDINGS / f"repair_{'openai' if wire == 'nonsense' else wire}.json")

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from labkit import RepoTools, sample_copy
-from labkit.models.scripted import OLD_LINE
+from labkit.recording.scenarios import OLD_LINE
 
 SECRET = "LABKIT-SENTINEL-this-text-lives-outside-the-copy"
 

@@ -28,7 +28,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 
-from labkit import STOP_REASONS, agent_events
+from labkit import MAX_TURNS, STOP_REASONS, agent_events
 from labkit.harness.loop import TOOL_ERRORS
 
 ECHO_SCHEMAS = [
@@ -109,7 +109,7 @@ class RecordingChat:
             raise
 
 
-def run_to_the_end(chat, tools, *, task="Repair path_rules.py.", max_turns=8) -> list:
+def run_to_the_end(chat, tools, *, task="Repair path_rules.py.", max_turns=MAX_TURNS) -> list:
     """All the events of one run; any exception out of the loop fails the test."""
     try:
         return list(agent_events(chat, tools, task, max_turns=max_turns))

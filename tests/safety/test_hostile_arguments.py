@@ -18,7 +18,7 @@ from conftest import ListChat, call, final_text_turn, tool_turn
 from labkit import agent_events, call_tool, run_checks
 from labkit.harness.sample import TEST_FILE
 from labkit.harness.tools import MAX_FILE_BYTES
-from labkit.models.scripted import NEW_LINE, OLD_LINE
+from labkit.recording.scenarios import NEW_LINE, OLD_LINE
 
 TEN_MB = 10 * 2**20
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import PROJECT_DIR
 
 from labkit import RecordingError, load_recording, serve_recording
-from labkit.models.loopback import MAX_BODY_BYTES, MAX_DEPTH
+from labkit.models.replay_handler import MAX_BODY_BYTES, MAX_DEPTH
+from labkit.settings import DEFAULT_MODEL
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 BOUND = 5.0  # seconds any answer may take (the slow-body timeout is set to 0.5 s)
@@ -51,7 +52,7 @@ def post(path, body: bytes, **headers) -> bytes:
 
 
 def chat(**fields) -> bytes:
-    return json.dumps({"model": "gemma4:e2b", **fields}).encode()
+    return json.dumps({"model": DEFAULT_MODEL, **fields}).encode()
 
 
 def nested(depth: int) -> bytes:
@@ -211,7 +212,9 @@ def test_an_error_of_its_own_is_answered_with_500_and_kept(server, monkeypatch, 
         raise KeyError("a bug")
 
     monkeypatch.setattr(server, "serves", broken)
-    status, body, _ = exchange(server.url, post("/api/show", b'{"model": "gemma4:e2b"}'))
+    status, body, _ = exchange(
+        server.url, post("/api/show", json.dumps({"model": DEFAULT_MODEL}).encode())
+    )
     assert status == 500 and "internal error: KeyError('a bug')" in body["error"]
     assert server.errors == ["KeyError('a bug')"]
     server.errors.clear()

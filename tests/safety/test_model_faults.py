@@ -11,7 +11,8 @@ import pytest
 from conftest import PROJECT_DIR
 from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
 
-from labkit import OllamaModel, RepoTools, load_recording, sample_copy, serve_recording
+from labkit import MAX_TURNS, OllamaModel, RepoTools, load_recording, sample_copy, serve_recording
+from labkit.settings import DEFAULT_MODEL
 
 REPAIR = load_recording(PROJECT_DIR / "recordings" / "repair.json")
 
@@ -30,21 +31,21 @@ FAULTS = [  # (faults on turn 2, stop reason, words the learner reads)
         "answered HTTP 500: llama runner process has terminated",
     ),
     (
-        {"status": 404, "error": 'model "gemma4:e2b" not found, try pulling it first'},
+        {"status": 404, "error": f'model "{DEFAULT_MODEL}" not found, try pulling it first'},
         "model_error",
-        "download it with `ollama pull gemma4:e2b`",
+        f"download it with `ollama pull {DEFAULT_MODEL}`",
     ),
     (
-        {"status": 400, "error": '"gemma4:e2b" does not support thinking'},
+        {"status": 400, "error": f'"{DEFAULT_MODEL}" does not support thinking'},
         "model_error",
-        "'gemma4:e2b' does not support thinking, and this course asks for it",
+        f"'{DEFAULT_MODEL}' does not support thinking, and this course asks for it",
     ),
     ({"delay": 30}, "model_error", "did not answer within 0.5 s"),
     ({"stall_after": 3}, "model_error", "went quiet for 0.5 s after 3 chunks"),
 ]
 
 
-def run_through_the_sdk(url, max_turns=8):
+def run_through_the_sdk(url, max_turns=MAX_TURNS):
     with sample_copy() as root:
         chat, tools = (
             RecordingChat(OllamaModel(host=url, timeout=0.5)),

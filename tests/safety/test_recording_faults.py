@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from run_invariants import RecordingChat, RecordingTools, assert_run_invariants, run_to_the_end
 from strategies import json_values
 
-from labkit import RecordingError, ReplayModel, cli, load_recording
-from labkit.recording.format import MAX_BYTES, MAX_NESTING, recording_problem, save_recording
+from labkit import MAX_TURNS, RecordingError, ReplayModel, cli, load_recording
+from labkit.recording.contents import MAX_NESTING, recording_problem
+from labkit.recording.files import MAX_BYTES, save_recording
 
 REPAIR = PROJECT_DIR / "recordings" / "repair.json"
 
@@ -145,7 +146,11 @@ FAULTS = {
         f"nested more than {MAX_NESTING} levels deep",
     ),
     "an integer of 5000 digits": (
-        raw(REPAIR.read_bytes().replace(b'"max_turns": 8', b'"max_turns": ' + b"9" * 5000)),
+        raw(
+            REPAIR.read_bytes().replace(
+                f'"max_turns": {MAX_TURNS}'.encode(), b'"max_turns": ' + b"9" * 5000
+            )
+        ),
         "holds a value JSON cannot give back",
     ),
     "a named pipe": (named_pipe, "not a regular file"),

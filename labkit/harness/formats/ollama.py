@@ -19,6 +19,7 @@ same code, so what a learner steps through is what the harness does.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from ..contracts import Chunk, Message, ToolCall, Turn
 from ..frozen import FrozenDict, FrozenList, TooDeep, freeze
@@ -124,7 +125,7 @@ def unfinished_reason(done: bool, done_reason: str | None) -> str | None:
     return None
 
 
-def assemble_turn(chunks) -> Turn:
+def assemble_turn(chunks: Iterable[Chunk]) -> Turn:
     """Fold a whole sequence of Ollama chunks into a :class:`Turn`."""
     assembler = OllamaAssembler()
     for chunk in chunks:

@@ -8,7 +8,8 @@ streams server-sent events.
   often wants no key: for an address that is not the provider's own, a placeholder is
   sent when none is set. The key is never part of an error, a ``repr``, a provenance or
   a recording; a request carries it in a header, which no capture keeps.
-- **The wire.** The SDK parses the stream for the loop; a :class:`~.wire.LineTap` under
+- **The stream as it came.** The SDK parses the stream for the loop; a
+  :class:`~.line_tap.LineTap` under
   its ``httpx2`` client copies each line as it arrives, and the chunk handed to the loop
   is the event's own JSON (every field the server sent), kept with the event's text.
 - **Errors a learner can act on.** Both SDKs raise the same family of exceptions
@@ -29,32 +30,46 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from ..recording.format import SOURCES, timestamp
-from ..settings import DEFAULT_BASE_URLS, REQUEST_TIMEOUT
-from .errors import ProviderError
+from ..settings import REQUEST_TIMEOUT
+from .errors import REPLAY_HINT, REPLAY_MISMATCH, ProviderError
+from .line_tap import LineTap
+from .provenance import RECORDER, replayed_provenance, timestamp
+from .providers import PROVIDERS
+from .sdk_model import SDKModel
 from .sse import EventReader, chunk_of
-from .wire import LineTap, TappedModel
 
-RECORDER = "python -m labkit record"  # what a capture's provenance says recorded it
-REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
 NO_KEY = "no-key-needed"  # sent to a server of your own when no key is set (it ignores it)
 
 
-class ProviderModel(TappedModel):
+class SSEModel(SDKModel):
     """A ``chat`` callable over a provider's official SDK; see the module's description.
 
-    A subclass names its ``provider``, the SDK's module (``sdk_name``), its variables and
-    how to make the client (``_client``) and a streamed request (``_request``).
+    A subclass names its ``provider`` (its row of ``PROVIDERS`` gives its title, address and
+    key variables), the SDK's module (``sdk_name``), and how to make the client
+    (``_client``) and a streamed request (``_request``).
     """
 
     provider = ""  # "openai" or "anthropic": also its wire format's name
-    title = ""  # how messages name the provider
     sdk_name = ""  # the SDK's module: its exceptions are the same family for both
-    key_variable = ""  # OPENAI_API_KEY...
-    url_variable = ""  # OPENAI_BASE_URL...
     models_path = "/models"  # the model list, below the base URL
     example_url = ""  # an address, for a message about one that is not
     url_hint = ""  # what a 404 may mean about the address
+
+    @property
+    def title(self) -> str:  # how messages name the provider
+        return PROVIDERS[self.provider].title
+
+    @property
+    def key_variable(self) -> str:  # OPENAI_API_KEY...
+        return PROVIDERS[self.provider].key_variable
+
+    @property
+    def url_variable(self) -> str:  # OPENAI_BASE_URL...
+        return PROVIDERS[self.provider].address_variable
+
+    @property
+    def default_url(self) -> str:  # the provider's own API
+        return PROVIDERS[self.provider].default_address
 
     @property
     def sdk(self):
@@ -73,9 +88,9 @@ class ProviderModel(TappedModel):
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"name the model to use (a non-empty string), not {model!r}")
         self.model = model
-        self.base_url = (
-            base_url or os.environ.get(self.url_variable) or DEFAULT_BASE_URLS[self.provider]
-        ).rstrip("/")
+        self.base_url = (base_url or os.environ.get(self.url_variable) or self.default_url).rstrip(
+            "/"
+        )
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
@@ -97,15 +112,13 @@ class ProviderModel(TappedModel):
         )
 
     @property
-    def wire_format(self) -> str:
-        return self.provider
-
-    @property
     def official(self) -> bool:
         """Whether the address is the provider's own API (there a key is a must)."""
-        return (
-            urlsplit(self.base_url).hostname == urlsplit(DEFAULT_BASE_URLS[self.provider]).hostname
-        )
+        return urlsplit(self.base_url).hostname == urlsplit(self.default_url).hostname
+
+    @property
+    def address(self) -> str:
+        return self.base_url
 
     @property
     def errors(self) -> tuple:
@@ -116,15 +129,8 @@ class ProviderModel(TappedModel):
             yield chunk_of(event, part), event
 
     def failure(self, exc, received: int = 0) -> ProviderError:
-        mismatch = REPLAY_MISMATCH in str(getattr(exc, "message", ""))
-        return ProviderError(
-            self.explain(exc, received),
-            stop_detail=(
-                "replay mismatch: the replay server refused the request, which differs from the "
-                "recording (not a model failure)"
-                if mismatch
-                else None
-            ),
+        return ProviderError.from_server(
+            self.explain(exc, received), str(getattr(exc, "message", ""))
         )
 
     # --- asking the server before a run ---------------------------------------------------
@@ -136,7 +142,7 @@ class ProviderModel(TappedModel):
         except self.sdk.APIError as exc:
             raise self.failure(exc) from exc
 
-    def check(self) -> None:
+    def preflight(self) -> None:
         """Ask the server, before a run, whether it is there, takes the key and has the model.
 
         Raises :class:`ProviderError` saying what to do; returns None otherwise. (Whether
@@ -162,38 +168,39 @@ class ProviderModel(TappedModel):
         listed = self.listed()
         date = timestamp(now)
         served = listed.get("labkit_replay") if isinstance(listed, dict) else None
-        if served is None:
-            entries = _entries(listed)
-            entry = next((e for e in entries if e.get("id") == self.model), None)
-            return {
-                "source": self.provider,
-                "model": self.model,
-                "base_url_host": self.host,
-                "server_reported": {
-                    "model": entry,
-                    "models_listed": [e.get("id") for e in entries],
-                },
-                "request": self.settings(),
-                "date": date,
-                "recorded_with": RECORDER,
-            }
-        origin = served.get("provenance") if isinstance(served, dict) else None
-        if not isinstance(origin, dict) or origin.get("source") not in SOURCES:
-            raise ProviderError(
-                f"the replay server at {self.base_url} does not say where its "
-                "recording came from; refusing to record from it"
+        if served is not None:
+            return replayed_provenance(
+                served,
+                server={"server": f"labkit replay server ({self.provider} API)"},
+                address=self.base_url,
+                model=self.model,
+                date=date,
+                refuse=ProviderError,
             )
+        entries = _entries(listed)
+        entry = next((e for e in entries if e.get("id") == self.model), None)
         return {
-            **origin,
-            "replayed_from": {
-                "server": f"labkit replay server ({self.provider} API)",
-                "recording": served.get("recording"),
-                "recording_sha256": served.get("recording_sha256"),
-                "requested_model": self.model,
-                "date": date,
-                "recorded_with": RECORDER,
+            "source": self.provider,
+            "model": self.model,
+            "base_url_host": self.host,
+            "server_reported": {
+                "model": entry,
+                "models_listed": [e.get("id") for e in entries],
             },
+            "request": self.settings(),
+            "date": date,
+            "recorded_with": RECORDER,
         }
+
+    def about(self, provenance: dict) -> str:
+        """The live model in one line."""
+        return f"Model {self.model} on the {self.provider} server at {self.host}"
+
+    def finish_provenance(self, recording: dict) -> None:
+        """Add what the server said about itself in its replies (a live server's only)."""
+        provenance = recording["provenance"]
+        if "replayed_from" not in provenance:
+            provenance["server_reported"]["in_replies"] = reported_in_replies(recording)
 
     # --- errors ---------------------------------------------------------------------------
 
@@ -255,9 +262,6 @@ class ProviderModel(TappedModel):
 
     def __repr__(self):  # never the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
-
-
-REPLAY_MISMATCH = "does not match the recording"  # how a labkit replay server refuses a request
 
 
 def _entries(listed) -> list:

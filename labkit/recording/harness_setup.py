@@ -11,8 +11,9 @@ budget. So a recording that used more than the course's three tools keeps a
                 "budget": {"max_chars": 6000, "keep_last": 1}}
 
 A budget of a conversation in another wire format than Ollama's also keeps its
-``"wire_format"``. A person's answers to the gate are not repeated here: the recorded ``permission``
-events hold every decision, and the replay gives the same answers in the same order.
+``"wire_format"``. A person's answers to the gate are not repeated here: the recorded
+``permission`` events hold every decision, and the replay gives the same answers in the
+same order.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ def replay_harness(recording: dict) -> dict:
     setup = recording.get("harness", {})
     pieces = {"tools": setup.get("tools", "repo")}
     if "policy" in setup:
-        pieces["gate"] = Gate(policy_from(setup["policy"]), Answers(recorded_answers(recording)))
+        answers = recorded_answers(recording)
+        policy = policy_from(setup["policy"])
+        pieces["gate"] = Gate(policy, Answers(answers))
     if "budget" in setup:  # it measures in the recording's wire format unless it says
         pieces["budget"] = Budget(
             **{"wire_format": recording.get("wire_format", "ollama"), **setup["budget"]}

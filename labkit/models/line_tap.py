@@ -1,4 +1,5 @@
-"""A transport that keeps each line of a response as it came, under the SDKs' HTTP clients.
+"""A line tap: an HTTP transport that keeps each line of a response as it came, under the SDKs'
+HTTP clients.
 
 :class:`LineTap` is an HTTP transport: it passes every response through
 unchanged, and copies the bytes of its body as the client reads them, split into
@@ -42,7 +43,7 @@ class LineTap(httpx.BaseTransport, httpx2.BaseTransport):
         return copy
 
     def pairs(self, stream, reader=lambda copy: copy.next_line):
-        """Each item an SDK's ``stream`` yields, paired with its text on the wire:
+        """Each item an SDK's ``stream`` yields, paired with its text as it came:
         ``(item, text or None)``. ``reader(copy)`` gives the function that returns the next
         item's text from the response's :class:`LineCopy` (default: its next line). The
         copy is bound when the first item arrives, in the thread that made the request."""
@@ -92,54 +93,3 @@ class LineCopy(httpx.SyncByteStream, httpx2.SyncByteStream):
 
     def close(self) -> None:
         self.stream.close()
-
-
-def chunks_only(pairs):
-    """The chunks of ``(chunk, text)`` pairs; closing it closes ``pairs`` (ends the request)."""
-    try:
-        for chunk, _ in pairs:
-            yield chunk
-    finally:
-        pairs.close()
-
-
-class TappedModel:
-    """What every live model shares: one streamed request per call, read through a tap.
-
-    A subclass makes ``client`` (its SDK's, over a ``LineTap``), sends the request
-    (``_request``), pairs each parsed chunk with the text it came in (``_pairs``), names
-    its SDK's errors (``errors``) and turns one into its own error saying what to do
-    (``failure``).
-    """
-
-    errors: tuple = ()
-
-    def __call__(self, messages: list, tool_schemas: list):
-        """Send one request; return an iterator of chunks (dicts). Closing it ends the request."""
-        return chunks_only(self.wire(messages, tool_schemas))
-
-    def wire(self, messages: list, tool_schemas: list):
-        """Like calling it, but each item is ``(chunk, text)``: the line or server-sent event
-        exactly as it came."""
-        received = 0
-        stream = None
-        try:
-            stream = self._request(messages, tool_schemas)
-            for pair in self._pairs(stream):
-                received += 1
-                yield pair
-        except self.errors as exc:
-            raise self.failure(exc, received) from exc
-        finally:
-            if stream is not None:
-                stream.close()  # ends the HTTP response, also when the loop abandons it
-
-    def close(self) -> None:
-        """Close the HTTP connections (the object cannot be used afterwards)."""
-        self.client.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()

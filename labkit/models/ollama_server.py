@@ -1,5 +1,4 @@
-"""Ollama's HTTP API on loopback, answering from a recording (and ``serve_recording``, which
-serves any recording in the API it was recorded in).
+"""Ollama's HTTP API on loopback, answering from a recording: the replay server's Ollama handler.
 
 With it the live path (``OllamaModel``, the official SDK, real HTTP and NDJSON
 streaming) runs offline. Each ``POST /api/chat`` gets the next recorded turn:
@@ -13,8 +12,9 @@ In strict mode a request that differs from the recorded one gets an HTTP 400 who
 
 ``/``, ``/api/version``, ``/api/tags`` and ``/api/show`` say it is the labkit replay
 server and which recording it serves. The server's life, its faults and its guards
-against hostile requests are every protocol's: see ``loopback.py``. A body that is
-not the shape Ollama reads is refused with 400.
+against hostile requests are every API's (``replay_server.py``, ``replay_handler.py``).
+A chat request whose body is not the shape Ollama's ``ChatRequest`` reads
+(:data:`CHAT_REQUEST`) is refused with 400.
 """
 
 from __future__ import annotations
@@ -23,64 +23,49 @@ import re
 from datetime import UTC, datetime
 
 from ..settings import DEFAULT_MODEL
-from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from .go_json import go_time, ollama_line
-from .loopback import (
-    PREFIX,
-    Faults,
-    Refusal,
-    ReplayHandler,
-    ReplayServer,
-    Served,
-    fields_problem,
-    json_kind,
+from .replay_handler import PREFIX, Refusal, ReplayHandler
+from .request_shape import (
+    ARRAY,
+    BOOLEAN,
+    INTEGER,
+    NUMBER,
+    OBJECT,
+    STRING,
+    an_object,
+    array_of,
+    one_of,
 )
-from .sse_server import AnthropicHandler, OpenAIHandler
 
 SERVER_VERSION = "labkit-replay-0.2.0"
 NOT_JSON = b'{"model": "scripted", "message": {"role": "assistant", "content": "cut\n'
-CAPABILITIES = ("completion", "tools", "thinking")
-
-
-def serve_recording(
-    recording,
-    *,
-    port: int = 0,
-    strict: bool = True,
-    speed: float | None = None,
-    log=None,
-    models=None,
-    capabilities=CAPABILITIES,
-    request_timeout: float = REQUEST_TIMEOUT,
-    api_key: str | None = None,
-    **faults,
-) -> ReplayServer:
-    """Start serving ``recording`` (a dict, or the path of a recording file) on 127.0.0.1,
-    over the API it was recorded in: Ollama's, OpenAI's or Anthropic's.
-
-    Returns a running :class:`ReplayServer`; use it in a ``with`` block, or call
-    ``close()``. ``port=0`` picks a free port (see ``.url``). ``speed``: None
-    streams as fast as the client reads, 1.0 at the recorded pace. ``log(line)``
-    hears about each chat request. ``models``: the model names it answers to (see
-    :class:`ReplayServer`); ``capabilities``: what the models can do (without
-    ``"tools"``, a request offering tools is refused as the API refuses it).
-    ``api_key``: the key an OpenAI or Anthropic client must send (None: any).
-    ``faults``: see :class:`Faults`.
-    """
-    served = Served.of(recording)
-    return ReplayServer(
-        served,
-        PROTOCOLS[served.wire_format],
-        port=port,
-        strict=strict,
-        speed=speed,
-        log=log,
-        models=models,
-        capabilities=capabilities,
-        request_timeout=request_timeout,
-        api_key=api_key,
-        faults=Faults.from_keywords(faults),
-    )
+#: What Ollama's ``ChatRequest`` reads, and of what kinds.
+CHAT_REQUEST = an_object(
+    model=STRING,
+    messages=array_of(
+        an_object(
+            role=STRING,
+            content=STRING,
+            thinking=STRING,
+            images=ARRAY,
+            tool_calls=array_of(
+                an_object(
+                    id=STRING,
+                    function=an_object(index=INTEGER, name=STRING, arguments=OBJECT),
+                )
+            ),
+            tool_name=STRING,
+            tool_call_id=STRING,
+        )
+    ),
+    tools=array_of(
+        an_object("a tool object", type=STRING, function=an_object(name=STRING, description=STRING))
+    ),
+    stream=BOOLEAN,
+    think=one_of(BOOLEAN, STRING),
+    keep_alive=one_of(NUMBER, STRING),
+    options=OBJECT,
+)
 
 
 def is_done(chunk: dict) -> bool:
@@ -113,71 +98,6 @@ def model_key(name: str) -> str:
     return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
 
 
-def chat_problem(body) -> str | None:
-    """Say how a chat request body is not what Ollama's ``ChatRequest`` reads, or None."""
-    if not isinstance(body, dict):
-        return f"the request body is a JSON {json_kind(body)}, not an object"
-    problem = fields_problem(
-        body,
-        "the request",
-        {
-            "model": (str,),
-            "messages": (list,),
-            "tools": (list,),
-            "stream": (bool,),
-            "think": (bool, str),
-            "keep_alive": (int, float, str),
-            "options": (dict,),
-        },
-    )
-    if problem:
-        return problem
-    for index, message in enumerate(body.get("messages") or []):
-        where = f"messages[{index}]"
-        if not isinstance(message, dict):
-            return f"{where} is a JSON {json_kind(message)}, not an object"
-        problem = fields_problem(
-            message,
-            where,
-            {
-                "role": (str,),
-                "content": (str,),
-                "thinking": (str,),
-                "images": (list,),
-                "tool_calls": (list,),
-                "tool_name": (str,),
-                "tool_call_id": (str,),
-            },
-        )
-        if problem:
-            return problem
-        for number, call in enumerate(message.get("tool_calls") or []):
-            at = f"{where}.tool_calls[{number}]"
-            if not isinstance(call, dict):
-                return f"{at} is a JSON {json_kind(call)}, not an object"
-            problem = fields_problem(
-                call, at, {"id": (str,), "function": (dict,)}
-            ) or fields_problem(
-                call.get("function") or {},
-                f"{at}.function",
-                {"index": (int,), "name": (str,), "arguments": (dict,)},
-            )
-            if problem:
-                return problem
-    for index, tool in enumerate(body.get("tools") or []):
-        where = f"tools[{index}]"
-        if not isinstance(tool, dict):
-            return f"{where} is a JSON {json_kind(tool)}, not a tool object"
-        problem = fields_problem(
-            tool, where, {"type": (str,), "function": (dict,)}
-        ) or fields_problem(
-            tool.get("function") or {}, f"{where}.function", {"name": (str,), "description": (str,)}
-        )
-        if problem:
-            return problem
-    return None
-
-
 def _zero_duration(value) -> bool:
     """Whether a ``keep_alive`` means "unload now", as Ollama reads durations."""
     if isinstance(value, bool):
@@ -205,13 +125,14 @@ class OllamaHandler(ReplayHandler):
     """Ollama's routes; chat replies stream as chunked NDJSON."""
 
     stream_type = "application/x-ndjson"
+    chat_request = CHAT_REQUEST
     garbage = NOT_JSON
     default_model = DEFAULT_MODEL
     model_key = staticmethod(model_key)
     final = staticmethod(is_done)
 
     @staticmethod
-    def wire_line(entry: dict) -> bytes:
+    def chunk_bytes(entry: dict) -> bytes:
         return (entry.get("line") or ollama_line(entry["chunk"])).encode() + b"\n"
 
     @staticmethod
@@ -271,11 +192,10 @@ class OllamaHandler(ReplayHandler):
     def do_POST(self):
         if self.route not in ("/api/chat", "/api/show"):
             return self.send_json_error(404, f"{PREFIX}no POST {self.route}")
-        body = self.read_json()
         if self.route == "/api/chat":
-            self._chat(body)
+            self._chat(self.read_chat())
         else:
-            self._show(body)
+            self._show(self.read_json())
 
     def _show(self, body):
         replay = self.replay
@@ -301,10 +221,6 @@ class OllamaHandler(ReplayHandler):
 
     def _chat(self, body):
         replay = self.replay
-        replay.chat_requests.append(body)  # list.append is atomic: no lock needed
-        problem = chat_problem(body)
-        if problem:
-            raise Refusal(400, problem)
         model = body.get("model")
         if not model:
             return self.send_json_error(400, "model is required")
@@ -321,7 +237,3 @@ class OllamaHandler(ReplayHandler):
             return self.send_json(200, _loaded(model, "load"))
         names = [(tool.get("function") or {}).get("name") for tool in body.get("tools") or []]
         self.answer_turn(messages, names, body, streamed=body.get("stream") is not False)
-
-
-#: The protocol a recording is served in, by its wire format.
-PROTOCOLS = {"ollama": OllamaHandler, "openai": OpenAIHandler, "anthropic": AnthropicHandler}

@@ -1,49 +1,44 @@
-"""The recording format: one JSON file per attempt, enough to replay it and to audit it.
+"""What a recording holds: one attempt, enough to replay it and to audit it, and the checks
+that say whether a value is one.
 
 A recording holds its provenance (who or what produced it), the task and budget,
 the independent test results and test-file hashes before and after, each turn's
 request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
 model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
-``"anthropic"``); without it, it is Ollama's. ``load_recording`` refuses a file that is not
-one, naming the file and the problem, before anything runs: not a regular file (a named pipe is
-never waited on), too big, not UTF-8 JSON, nested more than ``MAX_NESTING`` levels,
-a number that is not finite, or a structure that does not hold. ``save_recording``
-writes atomically.
+``"anthropic"``); without it, it is Ollama's. A run with more than the three repository
+tools, a gate or a budget keeps them under ``"harness"`` (``harness_setup.py``).
+
+``recording_problem`` is pure: it says what makes a value unusable (nested more than
+``MAX_NESTING`` levels, a number that is not finite, a structure that does not hold), or
+None. ``check_recording`` adds the one thing that is not in the value: that it was recorded
+against this course's sample. Reading and writing files is ``files.py``'s.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import stat
-from datetime import UTC, datetime
-from pathlib import Path
 
-from ..harness.atomic import write_atomically
 from ..harness.contracts import STOP_REASONS
+from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
 from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
-from ..settings import course_recordings, recording_path
-from .setup import setup_problem
+from ..models.provenance import SOURCES
+from .harness_setup import setup_problem
 
 FORMAT = "labkit-recording"
 VERSION = 3  # 2: a chunk may keep its NDJSON "line"; 3: no "stop" (it is the last event),
 #                and an optional "wire_format"
 READABLE_VERSIONS = (1, 2, 3)  # 1 and 2 also hold "stop", a copy of the last event: unread
-WIRE_FORMATS = ("ollama", "openai", "anthropic")  # the names of labkit.harness.formats.FORMATS
-#: Who wrote the chunks: a script, or a live server of one API (then the recording's
-#: wire format is that API's).
-SOURCES = ("scripted", "ollama", "openai", "anthropic")
+WIRE_FORMATS = tuple(FORMATS)  # the wire formats the harness knows, by name
 #: What a live capture's provenance must name, per source.
 NAMED_BY = {
     "ollama": ("model", "digest", "server_version"),
     "openai": ("model", "base_url_host"),
     "anthropic": ("model", "base_url_host"),
 }
-MAX_BYTES = 32 * 2**20  # far above any real attempt (the scripted repair is 70 kB)
-#: Levels of nesting a recording may have; the course's need 11, and a replay copies
+#: Levels of nesting a recording may have; the course's need 11, and a replay freezes
 #: its chunks, so a deeper one could fail half-way through instead of being refused here.
 MAX_NESTING = 64
 
@@ -52,83 +47,10 @@ class RecordingError(ValueError):
     """A file that cannot be used as a recording; the message names the file and the problem."""
 
 
-def load_recording(path) -> dict:
-    """Read and validate a recording; raise :class:`RecordingError` if it cannot be replayed."""
-    path = recording_path(path)  # a path, or the name of one of the course's recordings
-    if not path.exists() and path.parent == Path("."):  # a bare name, found nowhere
-        raise RecordingError(
-            f"{path}: cannot be read (no such file here, nor among the "
-            f"course's recordings: {', '.join(course_recordings())})"
-        )
-    recording = _read_json(path)
-    problem = recording_problem(recording)
-    if problem is None:
-        problem = _sample_mismatch(recording)
-    if problem:
-        raise RecordingError(f"{path}: {problem}")
-    return recording
-
-
-def _read_json(path: Path):
-    """The JSON value in ``path``, read at most ``MAX_BYTES``; RecordingError if there is none."""
-    try:  # non-blocking, so that a named pipe with no writer does not stall the open
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise RecordingError(
-            f"{path}: not a regular file (a folder, a pipe or a device); a recording is a JSON file"
-        )
-    with os.fdopen(fd, "rb") as file:
-        try:
-            data = file.read(MAX_BYTES + 1)
-        except OSError as exc:
-            raise RecordingError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if not data.strip():
-        raise RecordingError(f"{path}: the file is empty")
-    if len(data) > MAX_BYTES:
-        raise RecordingError(
-            f"{path}: larger than {MAX_BYTES // 2**20} MB, far more than "
-            "any recorded attempt; is it really a recording?"
-        )
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RecordingError(
-            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-            f"{exc.start}); a recording is a JSON file"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"{path}: not valid JSON, perhaps truncated ({exc})") from None
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
-        raise RecordingError(f"{path}: holds a value JSON cannot give back ({exc})") from None
-    except RecursionError:
-        raise RecordingError(f"{path}: its JSON is nested too deeply to be a recording") from None
-
-
-def save_recording(recording: dict, path) -> Path:
-    """Validate and write a recording atomically: a crash leaves the old file or the new one."""
-    path = Path(path)
-    problem = recording_problem(recording)
-    if problem:
-        raise RecordingError(f"{path}: refusing to save an invalid recording: {problem}")
-    text = json.dumps(recording, indent=1, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, text.encode("utf-8"), mode=0o644)  # a recording is meant to be shared
-    return path
-
-
 def compact_event(event: dict) -> dict:
     """An event as a recording keeps it: without its clock time and message snapshot,
     which the recording holds once, per turn, as the request."""
     return {key: value for key, value in event.items() if key not in ("time", "messages")}
-
-
-def timestamp(now: datetime | None = None) -> str:
-    """A moment as provenance dates it: UTC, to the second (``2026-12-01T09:00:00Z``)."""
-    now = now or datetime.now(UTC)
-    return now.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def stop_of(recording: dict) -> dict:
@@ -166,14 +88,14 @@ def recording_problem(recording) -> str | None:
         positive_int(recording["max_turns"], "'max_turns'")
     except ValueError as exc:
         return str(exc)
-    wire = recording.get("wire_format", "ollama")
-    if wire not in WIRE_FORMATS:
-        return f"'wire_format' is {wire!r}; it must be one of {WIRE_FORMATS}"
+    wire_format = recording.get("wire_format", "ollama")
+    if wire_format not in WIRE_FORMATS:
+        return f"'wire_format' is {wire_format!r}; it must be one of {WIRE_FORMATS}"
     return (
-        _provenance_problem(recording["provenance"], wire)
+        _provenance_problem(recording["provenance"], wire_format)
         or (setup_problem(recording["harness"]) if "harness" in recording else None)
         or _checks_problem(recording)
-        or _turns_problem(recording["turns"], wire)
+        or _turns_problem(recording["turns"], wire_format)
         or _events_problem(recording)
     )
 
@@ -203,14 +125,15 @@ def _value_problem(value) -> str | None:
     return None
 
 
-def _provenance_problem(provenance: dict, wire: str) -> str | None:
+def _provenance_problem(provenance: dict, wire_format: str) -> str | None:
     source = provenance.get("source")
     if source not in SOURCES:
         return f"provenance 'source' is {source!r}; it must be one of {SOURCES}"
     if source != "scripted":
-        if source != wire:
+        if source != wire_format:
             return (
-                f"a recording from a live {source!r} server cannot be in the {wire!r} wire format"
+                f"a recording from a live {source!r} server cannot be in the "
+                f"{wire_format!r} wire format"
             )
         missing = [key for key in NAMED_BY[source] if not provenance.get(key)]
         if missing:
@@ -234,7 +157,7 @@ def _checks_problem(recording: dict) -> str | None:
     return None
 
 
-def _turns_problem(turns: list, wire: str) -> str | None:
+def _turns_problem(turns: list, wire_format: str) -> str | None:
     if not turns:
         return "it has no turns"
     for number, turn in enumerate(turns, start=1):
@@ -263,12 +186,12 @@ def _turns_problem(turns: list, wire: str) -> str | None:
                     f"turn {number}, chunk {index} is not an object with a JSON-object "
                     "'chunk' and a non-negative arrival time 'at'"
                 )
-            if "line" in entry and not _line_holds(entry["line"], entry["chunk"], wire):
+            if "line" in entry and not _line_holds(entry["line"], entry["chunk"], wire_format):
                 return (
                     f"turn {number}, chunk {index}: its 'line' is not "
                     + (
                         "one line of JSON text"
-                        if wire == "ollama"
+                        if wire_format == "ollama"
                         else "a server-sent event whose data is JSON text"
                     )
                     + " equal to its 'chunk'"
@@ -278,12 +201,12 @@ def _turns_problem(turns: list, wire: str) -> str | None:
     return None
 
 
-def _line_holds(line, chunk: dict, wire: str) -> bool:
-    """Whether a kept wire line holds the chunk itself: one NDJSON line (Ollama's), or one
+def _line_holds(line, chunk: dict, wire_format: str) -> bool:
+    """Whether a kept line holds the chunk itself: one NDJSON line (Ollama's), or one
     server-sent event whose ``data`` field is the chunk's JSON (OpenAI's, Anthropic's)."""
-    if not isinstance(line, str) or (wire == "ollama" and "\n" in line):
+    if not isinstance(line, str) or (wire_format == "ollama" and "\n" in line):
         return False
-    if wire != "ollama":
+    if wire_format != "ollama":
         data = [part[5:].removeprefix(" ") for part in line.split("\n") if part.startswith("data:")]
         if len(data) != 1:
             return False

@@ -1,0 +1,317 @@
+"""The course's scripted recordings: each scenario's planned turns and the harness it runs
+against, and the writer that records them all (``make recordings``).
+
+A scenario is run like any attempt (``run_attempt``: check, run the loop on a fresh copy,
+check again) with a :class:`~labkit.models.scripted.ScriptedChat` as the model, streaming
+its planned turns in the scenario's wire format. The recordings say ``"source":
+"scripted"``: no model wrote them. A test checks that the committed files in
+``recordings/`` equal what this module writes; rewrite them with ``make recordings``
+(``python -m labkit.recording.scenarios``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..harness.budget import Budget
+from ..harness.gate import Answers, Gate, Policy, allow, deny
+from ..harness.loop import MAX_TURNS
+from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
+from ..models.chunks import call
+from ..models.scripted import PlannedTurn, ScriptedChat
+from ..settings import RECORDINGS_DIR
+from .attempt import run_attempt
+from .files import save_recording
+
+#: How each wire format is named in a scripted recording's note.
+NAMES = {"ollama": "Ollama", "openai": "OpenAI Chat Completions", "anthropic": "Anthropic Messages"}
+
+# --- The course's scenarios -------------------------------------------------------------
+
+OLD_LINE = "        path = PurePosixPath(name)"
+NEW_LINE = "        path = PurePosixPath(name.replace('\\\\', '/'))"
+
+READ_SOURCE = PlannedTurn(
+    thinking="The task is about names written with backslashes. I will read path_rules.py first.",
+    tool_calls=[call("read_file", path="path_rules.py")],
+)
+
+REPAIR = [
+    READ_SOURCE,
+    PlannedTurn(
+        thinking="python_sources builds a PurePosixPath straight from each name. "
+        "Next I read the tests to see what is expected.",
+        tool_calls=[call("read_file", path="tests/test_path_rules.py")],
+    ),
+    PlannedTurn(
+        thinking="PurePosixPath does not treat a backslash as a separator, so "
+        "src\\api\\routes.py is one single part and is not under src. Replacing "
+        "backslashes with forward slashes before building the path fixes it.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(
+        thinking="The edit is in. Now I run the tests to check it.", tool_calls=[call("run_tests")]
+    ),
+    PlannedTurn(
+        thinking="run_tests returned exit code 0 with 4 passed.",
+        content="I changed python_sources in path_rules.py so that each name has its "
+        "backslashes replaced with forward slashes before it becomes a PurePosixPath. "
+        "The last run_tests returned exit code 0: 4 passed.",
+    ),
+]
+
+FALSE_CLAIM = [
+    READ_SOURCE,
+    PlannedTurn(
+        thinking="This looks like it already handles paths.",
+        content="Fixed: python_sources now handles backslash names, and all tests pass.",
+    ),
+]
+
+STALE_EDIT = [
+    PlannedTurn(
+        thinking="I will read the module and its tests together.",
+        tool_calls=[
+            call("read_file", path="path_rules.py"),
+            call("read_file", path="tests/test_path_rules.py"),
+        ],
+    ),
+    PlannedTurn(
+        thinking="The path is built from the raw name; I replace that line.",
+        tool_calls=[
+            call(
+                "replace_text",
+                old="        path = PurePosixPath(changed)",
+                new="        path = PurePosixPath(changed.replace('\\\\', '/'))",
+            )
+        ],
+    ),
+    PlannedTurn(
+        thinking="The old text was not found: my copy of the line is stale. I read the file again.",
+        tool_calls=[call("read_file", path="path_rules.py")],
+    ),
+    PlannedTurn(
+        thinking="The loop variable is name, not changed.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now I run the tests.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="Exit code 0.",
+        content="My first edit quoted a line that is not in the file, so I read it again and "
+        "replaced the real line: names now have backslashes turned into forward "
+        "slashes. run_tests returned exit code 0: 4 passed.",
+    ),
+]
+
+# --- Lesson 07: a shell behind a permission gate -----------------------------------------
+
+RUN_TESTS = call("run_command", command=["python", "-m", "pytest", "-qq"])
+#: The policy the permissions run was made with (lesson 07 writes the same one out).
+SHELL_POLICY = Policy(
+    [
+        allow("python -m pytest *"),
+        allow("git status"),
+        allow("git diff *"),
+        deny("rm *"),
+        deny("curl *"),
+        deny("git push *"),
+    ],
+    tools={"read_file": "allow", "replace_text": "allow", "run_tests": "allow"},
+)
+
+PERMISSIONS = [
+    PlannedTurn(thinking="I start by running the tests to see what fails.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="test_backslash_names_are_accepted_and_normalised fails: python_sources "
+        "gives [] for src\\api\\routes.py. I read the module and try the function "
+        "on that name myself.",
+        tool_calls=[
+            call("read_file", path="path_rules.py"),
+            call(
+                "run_command",
+                command=[
+                    "python",
+                    "-c",
+                    "from path_rules import python_sources; "
+                    "print(python_sources(['src\\\\api\\\\routes.py']))",
+                ],
+            ),
+        ],
+    ),
+    PlannedTurn(
+        thinking="It prints []: PurePosixPath keeps the backslashes inside one part, so the "
+        "first part is not src. I replace backslashes with forward slashes first.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(
+        thinking="Now I run the tests again and, in the same command, clean up whatever the "
+        "run left in the folder.",
+        tool_calls=[call("run_command", command=["sh", "-c", "python -m pytest -qq; rm -rf ."])],
+    ),
+    PlannedTurn(
+        thinking="The gate refused that command because of rm -rf . so I run the tests alone. "
+        "I also look at what lies next to the repository, in case another copy of "
+        "path_rules.py is there.",
+        tool_calls=[RUN_TESTS, call("run_command", command=["ls", "-a", ".."])],
+    ),
+    PlannedTurn(
+        thinking="The tests pass: exit code 0. The listing was refused.",
+        content="I changed python_sources in path_rules.py so that backslashes become forward "
+        "slashes before a name is turned into a path. python -m pytest -qq then exited "
+        "with code 0. The permission gate refused my command that chained rm -rf . "
+        "after the tests, and the person asked refused the listing of the folder above "
+        "the repository, so I did not look there.",
+    ),
+]
+
+# --- Lesson 08: the context budget ---------------------------------------------------------
+
+#: Tries python_sources on 300 names twice over (600 lines): an output far over run_command's cut.
+MANY_NAMES = (
+    "from path_rules import python_sources\n"
+    "for n in range(300):\n"
+    "    for name in (f'src/m{n}.py', f'src\\\\m{n}.py'):\n"
+    "        print(name, '->', python_sources([name]))"
+)
+
+BUDGETED = [
+    PlannedTurn(thinking="I run the tests first.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="The failure is at tests/test_path_rules.py line 14. The module is short, so I "
+        "read it whole; of the tests I read only the failing one.",
+        tool_calls=[
+            call("read_file", path="tests/test_path_rules.py", offset=13, limit=2),
+            call("read_file", path="path_rules.py"),
+        ],
+    ),
+    PlannedTurn(
+        thinking="To see which names fail, I try python_sources on many names, written with "
+        "forward slashes and with backslashes.",
+        tool_calls=[call("run_command", command=["python", "-c", MANY_NAMES])],
+    ),
+    PlannedTurn(
+        thinking="Every name with backslashes gives []. I replace backslashes with forward "
+        "slashes before the path is built.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now the tests again.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="run_tests returned exit code 0.",
+        content="python_sources now replaces backslashes with forward slashes before it builds "
+        "each path, so src\\api\\routes.py is selected. The last run_tests returned "
+        "exit code 0: 4 passed.",
+    ),
+]
+BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
+
+
+def estimated_tokens(messages, tool_schemas) -> int:
+    """A stand-in for a server's prompt token count: one token per four characters of the
+    request as JSON. Only scripted runs use it; a live recording holds the server's count."""
+    return len(json.dumps([messages, tool_schemas])) // 4
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scripted recording: the planned turns and the harness they run against."""
+
+    turns: list
+    description: str
+    max_turns: int = MAX_TURNS
+    task: str = REPAIR_TASK
+    tools: str = "repo"
+    policy: Policy | None = None
+    answers: tuple = ()  # the recorded answers to the gate's questions, in order
+    budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
+    estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
+    wire_format: str = "ollama"
+
+
+SCENARIOS = {
+    "repair": Scenario(
+        REPAIR, "the five-turn repair: read both files, edit, run the tests, summarise"
+    ),
+    "bounded": Scenario(
+        REPAIR, "the same task with max_turns=1: one request, then the budget stops it", max_turns=1
+    ),
+    "false_claim": Scenario(FALSE_CLAIM, "a final message claiming success without any edit"),
+    "stale_edit": Scenario(STALE_EDIT, "a replace_text whose old text is stale, then recovery"),
+    "permissions": Scenario(
+        PERMISSIONS,
+        "the repair with run_command behind a permission gate: commands allowed, "
+        "a chained rm -rf . denied by the policy, one question approved and one denied",
+        task=SHELL_TASK,
+        tools="shell",
+        policy=SHELL_POLICY,
+        answers=("allow", "deny"),
+        estimate_tokens=True,
+    ),
+    "budget": Scenario(
+        BUDGETED,
+        f"the repair under a budget of {BUDGET_CHARS:,} characters: a selective "
+        "read, a long command output cut head and tail, old results compacted",
+        task=BUDGET_TASK,
+        tools="shell",
+        budget=BUDGET_CHARS,
+        estimate_tokens=True,
+    ),
+    "repair_openai": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as OpenAI's Chat Completions API streams it",
+        wire_format="openai",
+    ),
+    "repair_anthropic": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as Anthropic's Messages API streams it",
+        wire_format="anthropic",
+    ),
+}
+
+
+def scripted_recording(name: str) -> dict:
+    """Run the loop against a scenario on a fresh copy and return the recording."""
+    scenario = SCENARIOS[name]
+    chat = ScriptedChat(
+        scenario.turns,
+        scenario.wire_format,
+        prompt_tokens=estimated_tokens if scenario.estimate_tokens else None,
+    )
+    provenance = {
+        "source": "scripted",
+        "scenario": name,
+        "description": scenario.description,
+        # the module of the scripted model that wrote the chunks (kept as the files say it)
+        "script": "labkit.models.scripted (make recordings)",
+        "note": "written by a script, not by a model; it follows the shape of a "
+        f"real {NAMES[scenario.wire_format]} stream",
+    }
+    if scenario.estimate_tokens:
+        provenance["prompt_tokens"] = (
+            "estimated by the script (one token per four characters "
+            "of the request as JSON), not counted by a model server"
+        )
+    gate = Gate(scenario.policy, Answers(scenario.answers)) if scenario.policy else None
+    budget = Budget(scenario.budget, wire_format=scenario.wire_format) if scenario.budget else None
+    recording, _ = run_attempt(
+        chat,
+        provenance=provenance,
+        task=scenario.task,
+        max_turns=scenario.max_turns,
+        clock=chat.clock,
+        tools=scenario.tools,
+        gate=gate,
+        budget=budget,
+    )
+    return recording
+
+
+def main() -> None:
+    """Write every scenario's recording into the course's recordings folder."""
+    for name in SCENARIOS:
+        path = save_recording(scripted_recording(name), RECORDINGS_DIR / f"{name}.json")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
