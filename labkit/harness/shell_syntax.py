@@ -101,7 +101,6 @@ HEREDOC = re.compile(r"[0-9]*<<-?")
 REDIRECTION = re.compile(r"[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
 BLANKS = re.compile(r"[ \t]+")
 EMPTY_LINES = re.compile(r"[ \t\n]+")
-#: A word with nothing to expand, unquote or redirect, ending at a blank or a separator.
 _SIMPLE = r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*"
 #: Words with nothing to expand, unquote or redirect, each ending at a blank or a separator.
 SIMPLE_WORDS = re.compile(rf"(?:{_SIMPLE}(?:[ \t]+|(?=[\n;&|)]|$)))+")
@@ -123,9 +122,20 @@ def commands_in(command: str | Sequence[str]) -> list[Part]:
     return parts
 
 
-def _command(parts, words, expanded, depth, *, assignments, dynamic=False, unknown=None,
-             more=False) -> None:  # fmt: skip
-    """Add the parts of one command: itself, and what it runs (``shell_programs.runs``)."""
+def _command(
+    parts: list[Part],
+    words: Sequence[str],
+    expanded: Sequence[bool],
+    depth: int,
+    *,
+    assignments: bool,
+    dynamic: bool = False,
+    unknown: str | None = None,
+    more: bool = False,
+) -> None:
+    """Add the parts of one command: itself, and what it runs (``shell_programs.runs``).
+    ``assignments``: leading ``NAME=value`` words set its environment (a shell's command,
+    not an argument list's)."""
     first = 0
     if assignments:
         while first < len(words) and _is_assignment(words[first]):
@@ -136,9 +146,9 @@ def _command(parts, words, expanded, depth, *, assignments, dynamic=False, unkno
     what = runs(program, flags) if program and unknown is None else None
     unknown = unknown or (what.unknown if what else None)
     if unknown or what is None or what.itself:
-        marked = frozenset(i for i, flag in enumerate(expanded) if flag) if any(expanded) else ()
+        marked = frozenset(i for i, flag in enumerate(expanded) if flag) if any(expanded) else None
         dynamic = bool(dynamic or marked or first or more or unknown)
-        emit(parts, Part(tuple(words), dynamic, frozenset(marked), first, more, unknown))
+        emit(parts, Part(tuple(words), dynamic, marked or frozenset(), first, more, unknown))
     if what is None or unknown:
         return
     for script in what.scripts:
