@@ -10,11 +10,18 @@ What it cannot tell from the words it says so (``Runs.unknown``), and the gate t
 allows the command and denies it wherever a policy denies anything: a command whose program
 is known only at run time (``$cmd``); a shell reading its script from a file or its input
 (``sh script.sh``, ``... | sh``); a shell whose syntax this module does not read (``zsh``,
-``fish``, ``ksh``...); a runner whose options it does not read (``sudo``, ``watch``, ``ssh``,
-``flock``...); and the builtins that make bash run text later (``alias``, ``source``,
-``hash``, ``enable``, ``complete``, ``fc``, ``declare -i``/``-n``, a name with a subscript
-given to ``read``, ``unset``, ``printf -v``..., ``test -v``, ``let`` on names: each can
-evaluate an array subscript, and a subscript can hold a command substitution).
+``fish``, ``ksh``...); a shell or a runner given an option this module does not read
+(``env -S``, ``bash --frobnicate``), a runner whose options it does not read at all
+(``sudo``, ``watch``, ``ssh``, ``flock``...), ``xargs -I`` (its input replaces words of the
+command, the program too); ``env`` setting what a shell runs (``BASH_ENV``,
+``BASH_FUNC_f%%``); and the builtins that make bash run text later (``alias``,
+``source``, ``hash``, ``enable``, ``complete``, ``fc``, ``mapfile -C``, ``declare -i``/``-n``,
+a name with a subscript given to ``read``, ``unset``, ``printf -v``..., ``test -v``, ``let``
+on names: each can evaluate an array subscript, and a subscript can hold a command
+substitution). Options are read as the manuals give them (checked against bash and dash
+for the shells): for a shell, ``-c`` anywhere among the options, bundled or not, each
+``o``/``O`` taking the next word, ``--`` or ``-`` ending them, the script the first word
+after; for a runner, getopt's rules, stopping at the first word that is not an option.
 
 Pure: no program is looked up and nothing runs.
 """
