@@ -8,6 +8,7 @@ nothing else. Only scripts the tests write themselves are run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -19,8 +20,10 @@ SHELLS = {name: shutil.which(name) for name in ("bash", "dash")}
 TOUCH = shutil.which("touch") or "/usr/bin/touch"
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
+#: Without both shells the grammar tests are skipped on a learner's machine, and fail in CI,
+#: where a missing prerequisite must not pass for a checked grammar.
 needs_shells = pytest.mark.skipif(
-    not all(SHELLS.values()),
+    not all(SHELLS.values()) and os.environ.get("CI") != "true",
     reason=f"bash and dash are needed to check the grammar against (found: {SHELLS})",
 )
 
