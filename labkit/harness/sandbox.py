@@ -362,6 +362,8 @@ def _problem(box: Sandbox) -> str | None:
         bwrap = box.bwrap or find_bwrap()
     except SandboxUnavailable as exc:
         return str(exc)
+    if not os.access(bwrap, os.X_OK):
+        return f"the sandbox cannot start here: {bwrap} is not a program that can run"
     if box.limits.processes is not None and os.getuid() == 0:
         try:
             with _process_cap(box.limits.processes):
