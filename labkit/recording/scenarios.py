@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
-from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
+from ..harness.sandbox import Sandbox
+from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SANDBOX_TASK, SHELL_TASK
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..settings import RECORDINGS_DIR
@@ -205,6 +206,45 @@ BUDGETED = [
 ]
 BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
 
+# --- Lesson 12: a sandbox under the gate ---------------------------------------------------
+
+#: Notes written beside the repository: a write the sandbox refuses.
+SAVE_NOTES = [
+    "python",
+    "-c",
+    "open('../notes.txt', 'w').write('python_sources drops backslash names')",
+]
+SANDBOXED = [
+    PlannedTurn(thinking="I start by running the tests to see what fails.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="One test fails on src\\api\\routes.py. I read the module, and I keep a note "
+        "of the failure next to the repository for later.",
+        tool_calls=[
+            call("read_file", path="path_rules.py"),
+            call("run_command", command=SAVE_NOTES),
+        ],
+    ),
+    PlannedTurn(
+        thinking="Writing the note failed with a read-only file system: the sandbox. I try "
+        "again with the sandbox turned off.",
+        tool_calls=[call("run_command", command=SAVE_NOTES, sandbox=False)],
+    ),
+    PlannedTurn(
+        thinking="The tool has no such argument. I leave the note and repair the module: "
+        "backslashes become forward slashes before the path is built.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now the tests again.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="Exit code 0.",
+        content="I changed python_sources in path_rules.py so that backslashes become forward "
+        "slashes before a name is turned into a path; python -m pytest -qq then exited with "
+        "code 0. My note beside the repository could not be written: the sandbox keeps the "
+        "file system read-only outside the repository's folder, and run_command has no way "
+        "to turn it off.",
+    ),
+]
+
 
 def estimated_tokens(messages, tool_schemas) -> int:
     """A stand-in for a server's prompt token count: one token per four characters of the
@@ -222,6 +262,7 @@ class Scenario:
     task: str = REPAIR_TASK
     tools: str = "repo"
     policy: Policy | None = None
+    sandbox: str | None = None  # the sandbox profile's name (lesson 12)
     answers: tuple = ()  # the recorded answers to the gate's questions, in order
     budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
@@ -254,6 +295,18 @@ SCENARIOS = {
         task=BUDGET_TASK,
         tools="shell",
         budget=BUDGET_CHARS,
+        estimate_tokens=True,
+    ),
+    "sandbox": Scenario(
+        SANDBOXED,
+        "the repair with run_command behind the gate of lesson 07 and over the sandbox "
+        "(workspace-write): a note written beside the repository refused by the sandbox, a "
+        "retry with the sandbox 'off' refused by the tool, then the repair",
+        task=SANDBOX_TASK,
+        tools="shell",
+        policy=SHELL_POLICY,
+        answers=("allow", "allow"),
+        sandbox="workspace-write",
         estimate_tokens=True,
     ),
     "repair_openai": Scenario(
@@ -302,6 +355,7 @@ def scripted_recording(name: str) -> dict:
         tools=scenario.tools,
         gate=gate,
         budget=budget,
+        sandbox=Sandbox(scenario.sandbox) if scenario.sandbox else None,
     )
     return recording
 
