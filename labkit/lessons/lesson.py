@@ -131,10 +131,10 @@ def run_lesson(
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
     ``tools``, ``gate``, ``budget`` and ``sandbox`` set up the harness as ``run_attempt``
-    does (lesson 07 offers the shell behind a gate, lesson 08 a budget, lesson 12 a sandbox). A run that ends in
-    ``model_error`` (the server failed, or a replay did not match) raises
-    :class:`LessonError` with the stop's detail: the cells after it study a run, and
-    there is none to study.
+    does (lesson 07 offers the shell behind a gate, lesson 08 a budget, lesson 12 a
+    sandbox). A run that ends in ``model_error`` (the server failed, or a replay did not
+    match) raises :class:`LessonError` with the stop's detail: the cells after it study a
+    run, and there is none to study.
     """
     recording, events = run_attempt(
         chat,

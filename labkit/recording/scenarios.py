@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
-from ..harness.sandbox import Sandbox
 from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SANDBOX_TASK, SHELL_TASK
+from ..harness.sandbox import Sandbox
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..settings import RECORDINGS_DIR
