@@ -62,6 +62,7 @@ ARGUMENTS = {
     "check_compaction": "messages, budget",
     "check_assemble_calls": "chunks",
     "check_result_messages": "provider, calls, results",
+    "check_layers": "action, profile",
 }
 
 
@@ -216,6 +217,8 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.shell_syntax",
         "labkit.harness.conversation",
         "labkit.harness.toolset",
+        "labkit.harness.sandbox",
+        "labkit.harness.sandbox_launch",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",

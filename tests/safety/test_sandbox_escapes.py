@@ -329,3 +329,62 @@ def test_the_reported_bypasses_the_gate_denies_them_and_the_sandbox_holds_if_one
     assert bait.key.read_text() == FAKE_KEY + "\n" and bait.home.is_dir()
     gate = Gate(POLICY)
     assert not gate.review("run_command", {"command": wipe_home}).allowed
+
+
+# --- Exercise 12a's table against the real sandbox ------------------------------------------
+
+PROBE = """
+import json, os, socket, sys, time
+OUTSIDE, KEY, PORT, SKIP = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+MiB = 1 << 20
+
+def fork_many():
+    for _ in range(1000):
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+
+EFFECTS = {
+    "read the workspace": lambda: open("path_rules.py").read(),
+    "write the workspace": lambda: open("w.txt", "w").write("x"),
+    "write outside the workspace": lambda: open(OUTSIDE, "w").write("x"),
+    "read a key in your home": lambda: open(KEY).read(),
+    "use the network": lambda: socket.create_connection(("127.0.0.1", PORT), 3),
+    "start 1,000 processes": fork_many,
+    "fill /tmp": lambda: [open(f"/tmp/f{n}", "wb").write(b"x" * 3 * MiB) for n in range(4)],
+    "fill the workspace": lambda: [open(f"p{n}", "wb").write(b"x" * 3 * MiB) for n in range(4)],
+    "read a system file": lambda: open("/etc/passwd").read(),
+    "read through a hard link in the workspace": lambda: open("linked.txt").read(),
+    "write through a hard link in the workspace": lambda: open("linked.txt", "w").write("x"),
+}
+done = {}
+for effect, attempt in EFFECTS.items():
+    if effect in SKIP:
+        continue
+    try:
+        attempt()
+        done[effect] = True
+    except OSError:
+        done[effect] = False
+print(json.dumps(done))
+"""
+
+
+@pytest.mark.parametrize("profile", ["workspace-write", "read-only", "none"])
+def test_the_exercises_table_is_what_the_real_sandbox_does(profile, tmp_path, safety_tally):
+    """Exercise 12a states what each profile stops; each effect is tried for real."""
+    from labkit.grading.checks.lesson12_sandbox import EFFECTS, STOPS
+
+    box = usable(profile, Limits(processes=32, file_bytes=4 << 20, tmp_bytes=4 << 20))
+    bait = decoys(tmp_path)
+    server = socket.create_server(("127.0.0.1", 0))
+    skip = ["start 1,000 processes"] if profile == "none" else []  # no fork bomb on the host
+    with sample_copy() as copy:
+        os.link(bait.target, copy / "linked.txt")
+        arguments = [str(copy.parent / "outside.txt"), str(bait.key), str(server.getsockname()[1])]
+        run = run_command(copy, ["python", "-c", PROBE, *arguments, *skip], sandbox=box)
+    server.close()
+    done = __import__("json").loads(run.stdout)
+    safety_tally[TALLY] += len(done)
+    assert set(done) == set(EFFECTS) - set(skip)
+    assert {effect for effect, worked in done.items() if not worked} == STOPS[profile] - set(skip)
