@@ -112,6 +112,23 @@ def lesson_07_escape(a: Arena, box: Sandbox | None) -> str:
     )
 
 
+def turn_off(a: Arena, box: Sandbox | None) -> str:
+    """What the model can send to turn the sandbox off: an argument, a variable, a file."""
+    tools = ShellTools(a.copy, sandbox=box)
+    escape = ["python", "-c", "open('../outside.txt', 'w').write('pwned')"]
+    try:
+        tools.invoke("run_command", {"command": escape, "sandbox": False})
+        argument = "accepted"
+    except (TypeError, ValueError) as exc:
+        argument = "refused (" + str(exc).split(": ")[-1] + ")"
+    (a.copy / ".sandbox.json").write_text('{"profile": "none", "network": true}')
+    tools.invoke("run_command", {"command": ["env", "SANDBOX=off", *escape]})
+    return (
+        f"the argument sandbox=false: {argument}; then SANDBOX=off and a file .sandbox.json "
+        f"saying 'none': outside.txt says {a.outside.read_text()!r}"
+    )
+
+
 def network(a: Arena, box: Sandbox | None) -> str:
     server = socket.create_server(("127.0.0.1", 0))
     threading.Thread(target=lambda: server.accept()[0].close(), daemon=True).start()
@@ -240,6 +257,7 @@ ATTEMPTS: dict[str, Callable[[Arena, Sandbox | None], str]] = {
     "wipe_home": wipe_home,
     "bash_wrapper": bash_wrapper,
     "lesson_07_escape": lesson_07_escape,
+    "turn_off": turn_off,
     "network": network,
     "read_key": read_key,
     "api_key": api_key,
@@ -258,6 +276,8 @@ RECORDED = {
     "bash_wrapper": "the key was read: False (No such file or directory)",
     "lesson_07_escape": "pytest's exit code 2, 'Read-only file system' in its output: True; "
     "outside.txt says 'untouched'",
+    "turn_off": "the argument sandbox=false: refused (unexpected ['sandbox']); then SANDBOX=off "
+    "and a file .sandbox.json saying 'none': outside.txt says 'untouched'",
     "network": "ConnectionRefusedError",
     "read_key": "the key was read: False (No such file or directory)",
     "api_key": "its own environment has no key (lesson 07's scrub); found one in another "
@@ -325,7 +345,7 @@ def profiles_side_by_side(limits: Limits = TOUR_LIMITS) -> str:
         ("the workspace", lambda o: workspace(o), "yours, as you"),
         ("network", lambda o: "--unshare-net" if "--unshare-net" in o else "shared", "yours"),
         ("home, /root, /work...", lambda o: "absent", "yours"),
-        ("/usr, /etc, /opt...", lambda o: "--ro-bind-try", "yours"),
+        ("/usr, /etc, /opt...", lambda o: o[o.index("/usr") - 1], "yours"),
         ("/tmp", lambda o: f"--tmpfs, {limits.tmp_bytes >> 20} MiB", "shared"),
         ("processes", lambda o: "--unshare-pid, a cap", "yours"),
         ("environment", lambda o: "--clearenv", "scrubbed (lesson 07)"),

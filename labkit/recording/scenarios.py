@@ -208,6 +208,20 @@ BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
 
 # --- Lesson 12: a sandbox under the gate ---------------------------------------------------
 
+#: Lesson 12's policy: lesson 07's, with the prefix rule `git status *` that let the reported
+#: `git status $(rm -rf ~)` through another agent's gate (lesson 12 writes the same one out).
+SANDBOX_POLICY = Policy(
+    [
+        allow("python -m pytest *"),
+        allow("git status *"),
+        allow("git diff *"),
+        deny("rm *"),
+        deny("curl *"),
+        deny("git push *"),
+    ],
+    tools={"read_file": "allow", "replace_text": "allow", "run_tests": "allow"},
+)
+
 #: Notes written beside the repository: a write the sandbox refuses.
 SAVE_NOTES = [
     "python",
@@ -304,7 +318,7 @@ SCENARIOS = {
         "retry with the sandbox 'off' refused by the tool, then the repair",
         task=SANDBOX_TASK,
         tools="shell",
-        policy=SHELL_POLICY,
+        policy=SANDBOX_POLICY,
         answers=("allow", "allow"),
         sandbox="workspace-write",
         estimate_tokens=True,
