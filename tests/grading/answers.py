@@ -1593,18 +1593,7 @@ _GATE = """
     if not any(words[:len(allowed)] == list(allowed) for allowed in GATE_ALLOWS):
         return "gate"
 """
-RIGHT["check_layers"] = (
-    LAYERS_GIVEN
-    + _SANDBOXED
-    + """
-def $name(action, profile):"""
-    + _GATE
-    + """
-    stops = {"none": set(), "workspace-write": BOTH, "read-only": BOTH | ONLY_READ_ONLY}
-    return "sandbox" if action["effect"] in stops[profile] else "neither"
-"""
-)
-OWN_STYLE_LAYERS = (
+RIGHT["check_layers"] = (  # another style than the lesson's
     LAYERS_GIVEN
     + """
 def $name(action, profile):
