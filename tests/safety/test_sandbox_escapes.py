@@ -388,3 +388,19 @@ def test_the_exercises_table_is_what_the_real_sandbox_does(profile, tmp_path, sa
     safety_tally[TALLY] += len(done)
     assert set(done) == set(EFFECTS) - set(skip)
     assert {effect for effect, worked in done.items() if not worked} == STOPS[profile] - set(skip)
+
+
+def test_nothing_of_the_starting_processs_environment_gets_in(box, safety_tally, tmp_path):
+    """A grader or a batch run starts the sandbox from an environment full of keys: inside,
+    only the sandbox's own variables and the caller's ``env=`` are set."""
+    with box.wrapped(["env"], tmp_path, env={"GIVEN": "yes"}) as argv:
+        run = __import__("subprocess").run(
+            argv,
+            env={**os.environ, "OPENAI_API_KEY": "sk-test-not-real"},
+            capture_output=True,
+            text=True,
+        )
+    safety_tally[TALLY] += 1
+    names = {line.split("=", 1)[0] for line in run.stdout.splitlines()}
+    assert names <= {"PATH", "LANG", "HOME", "TMPDIR", "GIVEN", "PWD"}, names
+    assert "GIVEN" in names and "sk-test-not-real" not in run.stdout
