@@ -42,6 +42,7 @@ sandbox shares with the host.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import itertools
 import json
@@ -350,6 +351,22 @@ def _remove_group(group: Path) -> None:
             time.sleep(0.01)
 
 
+def _cap_problem(box: Sandbox) -> str | None:
+    """Why the process cap cannot be set here, or None."""
+    if box.limits.processes is not None and os.getuid() == 0:
+        try:
+            with _process_cap(box.limits.processes):
+                pass
+        except OSError as exc:
+            return (
+                f"as root, the sandbox caps its processes with a pids cgroup, and none can be "
+                f"made here ({exc.strerror or exc}): run the course as an ordinary user (then "
+                "RLIMIT_NPROC caps them), or choose Limits(processes=None), knowing that a "
+                "fork bomb is then not contained"
+            )
+    return None
+
+
 def _problem(box: Sandbox) -> str | None:
     """Why ``box`` cannot start here, in one message with the fix; None if it can."""
     if not sys.platform.startswith("linux"):
@@ -364,20 +381,10 @@ def _problem(box: Sandbox) -> str | None:
         return str(exc)
     if not os.access(bwrap, os.X_OK):
         return f"the sandbox cannot start here: {bwrap} is not a program that can run"
-    if box.limits.processes is not None and os.getuid() == 0:
-        try:
-            with _process_cap(box.limits.processes):
-                pass
-        except OSError as exc:
-            return (
-                f"as root, the sandbox caps its processes with a pids cgroup, and none can be "
-                f"made here ({exc.strerror or exc}): run the course as an ordinary user (then "
-                "RLIMIT_NPROC caps them), or choose Limits(processes=None), knowing that a "
-                "fork bomb is then not contained"
-            )
     true = shutil.which("true") or "/bin/true"
+    uncapped = dataclasses.replace(box, limits=dataclasses.replace(box.limits, processes=None))
     with tempfile.TemporaryDirectory(prefix="labkit-sandbox-check-") as empty:
-        with box.wrapped([true], empty) as argv:
+        with uncapped.wrapped([true], empty) as argv:
             try:
                 probe = subprocess.run(
                     argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
@@ -385,7 +392,7 @@ def _problem(box: Sandbox) -> str | None:
             except (OSError, subprocess.TimeoutExpired) as exc:
                 return f"the sandbox cannot start here: {bwrap} could not run ({exc})"
     if probe.returncode == 0:
-        return None
+        return _cap_problem(box)
     said = probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "no message"
     return (
         f"the sandbox cannot start here: {said} (exit code {probe.returncode}). bwrap needs "

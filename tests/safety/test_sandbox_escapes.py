@@ -404,3 +404,31 @@ def test_nothing_of_the_starting_processs_environment_gets_in(box, safety_tally,
     names = {line.split("=", 1)[0] for line in run.stdout.splitlines()}
     assert names <= {"PATH", "LANG", "HOME", "TMPDIR", "GIVEN", "PWD"}, names
     assert "GIVEN" in names and "sk-test-not-real" not in run.stdout
+
+
+def test_where_user_namespaces_are_refused_the_toolset_says_so_once_and_runs_nothing(
+    box, safety_tally
+):
+    """A machine without user namespaces, played for real: the harness runs inside a bwrap
+    that forbids new ones (``--disable-userns``), and asks for a sandboxed toolset there."""
+    from labkit.harness.sandbox import find_bwrap
+
+    code = textwrap.dedent("""
+        from labkit.harness.sandbox import Sandbox
+        from labkit.harness.shell import ShellTools
+        try:
+            ShellTools("/tmp", sandbox=Sandbox())
+            print("MADE")
+        except RuntimeError as error:
+            print(type(error).__name__, error)
+    """)
+    outer = [find_bwrap(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    outer += ["--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--disable-userns", "--"]
+    run = __import__("subprocess").run(
+        [*outer, sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    safety_tally[TALLY] += 1
+    assert run.stdout.startswith(
+        "SandboxUnavailable the sandbox cannot start here: bwrap: Creating new namespace failed"
+    ), run.stdout + run.stderr
+    assert "MADE" not in run.stdout and "unprivileged user namespaces" in run.stdout
