@@ -43,19 +43,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
-import itertools
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
+
+from .process_cap import process_cap
 
 SYSTEM_BWRAP = "/usr/bin/bwrap"  # Ubuntu's AppArmor profile for bwrap names this path only
 #: Read-only, at the same place: what a program needs to run at all.
@@ -222,7 +221,7 @@ class Sandbox:
             yield list(command)
             return
         bwrap = self.bwrap or find_bwrap()
-        with _process_cap(self.limits.processes) as cgroups:
+        with process_cap(self.limits.processes) as cgroups:
             limits = {
                 "rlimits": self.limits.rlimits(),
                 "cgroups": cgroups,
@@ -297,65 +296,11 @@ def _folder_around(workspace: str) -> str | None:
     return None
 
 
-_GROUPS = itertools.count()
-
-
-@contextlib.contextmanager
-def _process_cap(processes: int | None) -> Iterator[list[str]]:
-    """The ``cgroup.procs`` files the launcher joins: a pids cgroup of ``processes`` when the
-    harness runs as root (``RLIMIT_NPROC`` does not bind root); none otherwise."""
-    if processes is None or os.getuid() != 0:
-        yield []
-        return
-    group = pids_hierarchy() / f"labkit-sandbox-{os.getpid()}-{next(_GROUPS)}"
-    group.mkdir()
-    try:
-        (group / "pids.max").write_text(str(processes))
-        yield [str(group / "cgroup.procs")]
-    finally:
-        _remove_group(group)
-
-
-def pids_hierarchy() -> Path:
-    """Where this machine's pids cgroups are made: cgroup v1's ``pids`` hierarchy, or the
-    v2 root when it hands the pids controller down. OSError when neither is writable."""
-    mounts = Path("/proc/self/mounts").read_text().splitlines()
-    for line in mounts:
-        _, point, kind, options, *_ = line.split()
-        if kind == "cgroup" and "pids" in options.split(","):
-            return Path(point)
-    for line in mounts:
-        _, point, kind, *_ = line.split()
-        control = Path(point) / "cgroup.subtree_control"
-        if kind == "cgroup2" and control.exists() and "pids" in control.read_text().split():
-            return Path(point)
-    raise OSError(errno.ENOENT, "no pids cgroup controller is mounted")
-
-
-def _remove_group(group: Path) -> None:
-    """Remove a spent cgroup: kill what is left in it, then retry while the kernel lets the
-    processes go (at most 2 s)."""
-    deadline = time.monotonic() + 2
-    while True:
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                return  # an empty folder left behind; nothing runs in it
-            with contextlib.suppress(OSError, ValueError):
-                for pid in (group / "cgroup.procs").read_text().split():
-                    os.kill(int(pid), 9)
-            time.sleep(0.01)
-
-
 def _cap_problem(box: Sandbox) -> str | None:
     """Why the process cap cannot be set here, or None."""
     if box.limits.processes is not None and os.getuid() == 0:
         try:
-            with _process_cap(box.limits.processes):
+            with process_cap(box.limits.processes):
                 pass
         except OSError as exc:
             return (

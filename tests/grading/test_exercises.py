@@ -219,6 +219,7 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.toolset",
         "labkit.harness.sandbox",
         "labkit.harness.sandbox_launch",
+        "labkit.harness.process_cap",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",
