@@ -180,13 +180,13 @@ class Sandbox:
                 options += ["--tmpfs", secret]
             elif os.path.exists(secret):
                 options += ["--ro-bind", "/dev/null", secret]
-        for folder in python_dirs():
-            options += ["--ro-bind", folder, folder]
         options += ["--proc", "/proc", "--dev", "/dev"]
         options += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp", "--dir", HOME]
         around = _folder_around(ws)
         if around:  # the folders around a workspace in /tmp: read-only, as everywhere else
             options += ["--tmpfs", around]
+        for folder in python_dirs():  # after /tmp: a Python may live there (a test's venv)
+            options += ["--ro-bind", folder, folder]
         for path in self.read_only:
             options += ["--ro-bind", path, path]
         options += ["--bind" if self.profile.workspace_writable else "--ro-bind", ws, ws]

@@ -155,3 +155,13 @@ def test_a_toolset_that_cannot_have_its_sandbox_refuses_to_be_made(tmp_path):
 def test_the_run_command_schema_has_no_sandbox_argument():
     properties = ShellTools.schemas[-1]["function"]["parameters"]["properties"]
     assert set(properties) == {"command", "timeout"}
+
+
+def test_what_lives_in_tmp_is_bound_after_the_private_tmp_is_made(monkeypatch):
+    """Mounts are made in order: a Python or a folder of the user's in /tmp must come after
+    the private /tmp (and the folder around the workspace), or they would be hidden."""
+    monkeypatch.setattr(sandbox_module, "python_dirs", lambda: ["/tmp/labkit-x1/venv"])
+    options = Sandbox(read_only=["/tmp/data"]).options("/tmp/labkit-x1/sample_repo")
+    made = [i for i, option in enumerate(options) if option == "--tmpfs"]
+    for path in ("/tmp/labkit-x1/venv", "/tmp/data", "/tmp/labkit-x1/sample_repo"):
+        assert options.index(path) > max(made), path
