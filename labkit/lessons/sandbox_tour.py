@@ -170,6 +170,8 @@ def api_key(a: Arena, box: Sandbox | None) -> str:
     finally:
         holder.kill()
         holder.wait()
+    if len(run.stdout.split()) != 2:
+        return f"the search failed: {_said(run)}"
     found, own_only = run.stdout.split()
     return (
         f"its own environment has no key (lesson 07's scrub); found one in another process "
