@@ -272,14 +272,20 @@ def find_bwrap() -> str:
 
 
 def python_dirs() -> list[str]:
-    """The folders of the Python running the harness (its environment and the installation
-    it was made from), so that ``python`` inside is the same one; none under a system
-    folder, which is there already."""
-    found = []
-    for prefix in (sys.prefix, sys.base_prefix, Path(os.path.realpath(sys.executable)).parents[1]):
-        path = str(Path(prefix).resolve())
-        if path not in found and not any(
-            path == top or path.startswith(top + "/") for top in SYSTEM_DIRS
+    """The folders of the Python running the harness: its environment, the installation it
+    was made from, and every ``site-packages`` on its path (a ``.pth`` file may add one from
+    elsewhere), so that ``python`` inside is the same one with the same packages. None under
+    a system folder or under another of them: those are there already."""
+    candidates = [sys.prefix, sys.base_prefix, Path(os.path.realpath(sys.executable)).parents[1]]
+    candidates += [
+        entry
+        for entry in sys.path
+        if Path(entry).name in ("site-packages", "dist-packages") and os.path.isdir(entry)
+    ]
+    found: list[str] = []
+    for path in sorted({str(Path(c).resolve()) for c in candidates}, key=len):
+        if not any(
+            path == top or path.startswith(top.rstrip("/") + "/") for top in (*SYSTEM_DIRS, *found)
         ):
             found.append(path)
     return found
