@@ -25,7 +25,13 @@ from .attempt import run_attempt
 from .files import save_recording
 
 #: How each wire format is named in a scripted recording's note.
-NAMES = {"ollama": "Ollama", "openai": "OpenAI Chat Completions", "anthropic": "Anthropic Messages"}
+NAMES = {
+    "ollama": "Ollama",
+    "openai": "OpenAI Chat Completions",
+    "anthropic": "Anthropic Messages",
+    "openai-responses": "OpenAI Responses API",
+    "gemini": "Gemini streamGenerateContent",
+}
 
 # --- The course's scenarios -------------------------------------------------------------
 
@@ -265,6 +271,17 @@ SCENARIOS = {
         REPAIR,
         "the five-turn repair, streamed as Anthropic's Messages API streams it",
         wire_format="anthropic",
+    ),
+    "repair_responses": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as OpenAI's Responses API streams it",
+        wire_format="openai-responses",
+    ),
+    "repair_gemini": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as Gemini's streamGenerateContent streams it, "
+        "each turn with a thought signature",
+        wire_format="gemini",
     ),
 }
 
