@@ -210,6 +210,9 @@ SERVED_AS = {
     "openai": "an OpenAI-compatible server: python -m labkit record --provider openai "
     "--base-url {url}/v1",
     "anthropic": "Anthropic's API: python -m labkit record --provider anthropic --base-url {url}",
+    "openai-responses": "OpenAI's Responses API: python -m labkit record --provider "
+    "openai-responses --base-url {url}/v1",
+    "gemini": "Gemini's API: python -m labkit record --provider gemini --base-url {url}",
 }
 
 
