@@ -6,8 +6,8 @@ import pytest
 from labkit.harness.formats import FORMATS
 from labkit.models import AnthropicModel, OllamaModel, OpenAIModel
 from labkit.models.gemini_model import GeminiModel
-from labkit.models.responses_model import ResponsesModel
 from labkit.models.providers import KEY_VARIABLES, PROVIDERS, live_model
+from labkit.models.responses_model import ResponsesModel
 from labkit.settings import DEFAULT_MODELS, PROVIDER_RECORDINGS
 
 ADDRESSES = {
