@@ -60,7 +60,7 @@ ARGUMENTS = {
     "check_gate_stops": "",
     "check_head_and_tail": "text, limit",
     "check_compaction": "messages, budget",
-    "check_assemble_calls": "chunks",
+    "check_assemble_calls": "api, chunks",
     "check_result_messages": "provider, calls, results",
 }
 
