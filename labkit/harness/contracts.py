@@ -156,7 +156,7 @@ class Assembler(Protocol):
 class WireFormat(Protocol):
     """A model API's streaming format: one module each in ``labkit/harness/formats/``."""
 
-    name: str  # "ollama", "openai", "anthropic", ...
+    name: str  # "ollama", "openai", "anthropic", "openai-responses", "gemini"
 
     def assembler(self) -> Assembler: ...
 
