@@ -17,30 +17,29 @@ before comparing, so strict replay compares what the loop kept.
 
 Each request streams (``stream=True``) with temperature 0 and room for 2,048 output tokens
 (``max_output_tokens``: a reply cut there ends with ``response.incomplete``, which the loop
-refuses). Everything shared with ``OpenAIModel`` (address, key, the stream as it came,
-errors, provenance) is in ``sse_model.py``.
+refuses). The client, address and key are ``OpenAIModel``'s; the stream as it came, errors
+and provenance are ``sse_model.py``'s.
 """
 
 from __future__ import annotations
 
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
-from .sse_model import SSEModel
+from .openai_model import OpenAIModel
 
 #: What every request asks for besides the conversation.
 SETTINGS = {"temperature": 0, "max_output_tokens": MAX_OUTPUT_TOKENS}
 
 
-class ResponsesModel(SSEModel):
+class ResponsesModel(OpenAIModel):
     """Stream Responses API events as plain dicts: each event's JSON, as the server sent it.
 
     ``base_url`` defaults to ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``;
-    ``api_key`` to ``$OPENAI_API_KEY`` (a server of your own may need none).
+    ``api_key`` to ``$OPENAI_API_KEY`` (a server of your own may need none). The client is
+    ``OpenAIModel``'s; what differs is the resource it calls and the request it sends.
     """
 
     provider = "openai-responses"
-    sdk_name = "openai"
     example_url = "http://127.0.0.1:11434/v1"
-    url_hint = "an OpenAI-compatible address usually ends in /v1"
 
     def __init__(
         self,
@@ -51,16 +50,6 @@ class ResponsesModel(SSEModel):
         timeout: float = REQUEST_TIMEOUT,
     ):
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
-
-    def _client(self, key: str, http_client):
-        # retries off: a failure is reported at once, and a replayed request is sent once
-        return self.sdk.OpenAI(
-            api_key=key,
-            base_url=self.base_url,
-            http_client=http_client,
-            timeout=self.timeout,
-            max_retries=0,
-        )
 
     def settings(self) -> dict:
         return {**SETTINGS, "stream": True}
