@@ -162,6 +162,15 @@ def test_pings_and_event_types_it_does_not_know_carry_nothing():
     assert (turn.problem, turn.text) == (None, "ok")
 
 
+def test_a_ping_before_message_start_or_after_message_stop_carries_nothing_either():
+    """Issue 29, item 12: a ping before message_start stopped the run as malformed."""
+    events = [START, text(0), delta(0, text="ok"), stop(0), *end("end_turn")]
+    for extra in ({"type": "ping"}, {"type": "future_event"}):
+        for place in (0, len(events)):
+            turn, _ = assemble(events[:place] + [extra] + events[place:])
+            assert (turn.problem, turn.unfinished, turn.text) == (None, None, "ok"), place
+
+
 def test_empty_text_blocks_are_left_out_of_the_message_the_api_would_refuse_them():
     turn, _ = assemble([START, text(0), stop(0), tool(1), stop(1), *end("tool_use")])
     assert [b["type"] for b in turn.message["content"]] == ["tool_use"]
