@@ -255,6 +255,7 @@ class Anthropic:
     ``tool_result`` blocks in one ``user`` message."""
 
     name = "anthropic"
+    reply_role = "assistant"
 
     def assembler(self) -> AnthropicAssembler:
         return AnthropicAssembler()

@@ -29,11 +29,13 @@ length: text pieces are kept in lists and joined once.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
-from ..contracts import Chunk, Message, ToolCall, Turn
+from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need
+from .messages import text_length
 
 CLEAN_END = "STOP"
 
@@ -237,6 +239,7 @@ class Gemini:
     back together, as ``functionResponse`` parts in one ``user`` content."""
 
     name = "gemini"
+    reply_role = "model"
 
     def assembler(self) -> GeminiAssembler:
         return GeminiAssembler()
@@ -250,6 +253,82 @@ class Gemini:
                 "parts": [function_response(call, result) for call, result in zip(calls, results)],
             }
         ]
+
+    # The loop's messages in this format: the system prompt and the task with a text
+    # ``content`` (``GeminiModel`` makes them ``systemInstruction`` and a text part); each
+    # turn a ``model`` content of parts (text, thought summaries, calls, their signatures);
+    # each turn's results one ``user`` content of ``functionResponse`` parts.
+
+    def sizes(self, message: Message) -> dict[str, int]:
+        role, parts = message.get("role"), message.get("parts")
+        role = "assistant" if role == self.reply_role else role  # the model's text, as others'
+        if not isinstance(parts, list):
+            return {role: text_length(message.get("content"))}
+        sizes = {role: 0, "thinking": 0, "tool_calls": 0, "tool": 0}
+        for part in parts:
+            if not isinstance(part, dict):
+                sizes[role] += len(json.dumps(part, default=str))
+                continue
+            sizes["thinking"] += len(str(part.get("thoughtSignature") or ""))
+            if "functionCall" in part:
+                sizes["tool_calls"] += len(json.dumps(part["functionCall"], default=str))
+            elif "functionResponse" in part:
+                sizes["tool"] += len(result_text(part["functionResponse"]))
+            elif part.get("thought") is True:
+                sizes["thinking"] += len(str(part.get("text") or ""))
+            else:
+                sizes[role] += text_length(
+                    [{k: v for k, v in part.items() if k != "thoughtSignature"}]
+                )
+        return sizes
+
+    def calls_in(self, message: Message) -> list[CallRef]:
+        if message.get("role") != self.reply_role:
+            return []
+        return [
+            CallRef(call.get("id"), call.get("name"))
+            for call in (_inside(part, "functionCall") for part in message.get("parts") or ())
+            if call is not None
+        ]
+
+    def results_in(self, message: Message) -> list[ResultRef]:
+        if message.get("role") != "user":
+            return []
+        return [
+            ResultRef(answer.get("id"), answer.get("name"), result_text(answer))
+            for answer in (_inside(part, "functionResponse") for part in message.get("parts") or ())
+            if answer is not None
+        ]
+
+    def with_results(self, message: Message, contents: list[str]) -> Message:
+        """The results' text put back as Gemini reads a result: an object under ``output``
+        (text that is a JSON object, a compaction's note, goes back as that object)."""
+        given, parts = iter(contents), []
+        for part in message.get("parts") or ():
+            answer = _inside(part, "functionResponse")
+            text = next(given, None) if answer is not None else None
+            if text is not None:
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    value = text
+                part = {**part, "functionResponse": {**answer, "response": {"output": value}}}
+            parts.append(part)
+        return {**message, "parts": parts}
+
+
+def result_text(answer: dict) -> str:
+    """A functionResponse's result as the text a model reads: its ``output`` (or the whole
+    response, when it has none) as JSON, as the other formats carry a result."""
+    response = answer.get("response")
+    shown = response.get("output", response) if isinstance(response, dict) else response
+    return shown if isinstance(shown, str) else json.dumps(shown, default=str)
+
+
+def _inside(part: object, key: str) -> dict | None:
+    """The call or the response a part holds under ``key``, or None."""
+    inner = part.get(key) if isinstance(part, dict) else None
+    return inner if isinstance(inner, dict) else None
 
 
 FORMAT = Gemini()

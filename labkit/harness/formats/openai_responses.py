@@ -39,9 +39,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..contracts import Chunk, Message, ToolCall, Turn
+from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, kind, need, parse_arguments
+from .messages import text_length, text_of
 
 CLEAN_END = "response.completed"
 ENDS = (CLEAN_END, "response.incomplete")
@@ -310,12 +311,55 @@ class OpenAIResponses:
     ``function_call_output`` item naming the call's ``call_id``."""
 
     name = "openai-responses"
+    reply_role = "assistant"
 
     def assembler(self) -> ResponsesAssembler:
         return ResponsesAssembler()
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [function_call_output(call, result) for call, result in zip(calls, results)]
+
+    # The loop's messages in this format: the system prompt and the task as messages with a
+    # role; each turn one assistant message whose ``output`` holds its items (text as
+    # ``content``, calls as ``function_call`` items, ``reasoning`` items whole); each result
+    # a ``function_call_output`` item, with no role.
+
+    def sizes(self, message: Message) -> dict[str, int]:
+        if message.get("type") == "function_call_output":
+            return {"tool": len(text_of(message.get("output")))}
+        role, items = message.get("role"), message.get("output")
+        if not isinstance(items, list):
+            return {role: text_length(message.get("content"))}
+        sizes = {role: 0, "thinking": 0, "tool_calls": 0}
+        for item in items:
+            kind_ = item.get("type") if isinstance(item, dict) else None
+            if kind_ == "function_call":
+                call = {"name": item.get("name"), "arguments": item.get("arguments")}
+                sizes["tool_calls"] += len(json.dumps(call, default=str))
+            elif kind_ == "reasoning":
+                sizes["thinking"] += text_length(item.get("summary"))
+                sizes["thinking"] += len(str(item.get("encrypted_content") or ""))
+            elif isinstance(item, dict) and kind_ in (None, "message"):
+                sizes[role] += text_length(item.get("content"))
+            else:
+                sizes[role] += len(json.dumps(item, default=str))
+        return sizes
+
+    def calls_in(self, message: Message) -> list[CallRef]:
+        items = message.get("output") if message.get("role") == "assistant" else None
+        return [
+            CallRef(item.get("call_id"), item.get("name"))
+            for item in (items if isinstance(items, list) else ())
+            if isinstance(item, dict) and item.get("type") == "function_call"
+        ]
+
+    def results_in(self, message: Message) -> list[ResultRef]:
+        if message.get("type") != "function_call_output":
+            return []
+        return [ResultRef(message.get("call_id"), None, text_of(message.get("output")))]
+
+    def with_results(self, message: Message, contents: list[str]) -> Message:
+        return {**message, "output": contents[0]} if contents else dict(message)
 
 
 FORMAT = OpenAIResponses()
