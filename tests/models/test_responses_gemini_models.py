@@ -16,7 +16,8 @@ from labkit import (
     sample_copy,
     serve_recording,
 )
-from labkit.cli import main
+from labkit.cli import SERVED_AS, main
+from labkit.harness.formats import FORMATS
 from labkit.models.gemini_model import GeminiModel
 from labkit.models.responses_model import ResponsesModel
 
@@ -222,6 +223,13 @@ def test_record_through_the_replay_server_keeps_each_event_as_it_came(provider, 
     assert [t["request"] for t in captured["turns"]] == [t["request"] for t in recorded["turns"]]
     assert captured["provenance"]["source"] == "scripted"
     assert captured["provenance"]["replayed_from"]["recording"] == RECORDINGS[provider]
+
+
+def test_serve_says_how_to_record_from_a_recording_in_every_format():
+    assert set(SERVED_AS) == set(FORMATS)
+    assert "--provider gemini --base-url http://x" in SERVED_AS["gemini"].format(url="http://x")
+    shown = SERVED_AS["openai-responses"].format(url="http://x")
+    assert "--provider openai-responses --base-url http://x/v1" in shown
 
 
 def test_the_models_own_apis_want_a_key_and_never_show_it(monkeypatch):
