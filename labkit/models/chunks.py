@@ -89,6 +89,31 @@ def openai_arguments(index: int, fragment: str) -> dict:
     return {"index": index, "function": {"arguments": fragment}}
 
 
+def openai_chunks_of(completion: dict) -> list:
+    """The chunks a whole ``chat.completion`` streams as: the role, the text in one piece, each
+    call whole in one entry (its ``index``, ``id``, name and arguments), then the
+    ``finish_reason``; with the completion's id, creation time and model."""
+    same = {
+        "model": completion.get("model", ""),
+        "chunk_id": completion.get("id", "chatcmpl-replay"),
+        "created": completion.get("created", 0),
+    }
+    choices = completion.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    deltas = [{"role": "assistant", "content": "", "refusal": None}]
+    if message.get("content"):
+        deltas.append({"content": message["content"]})
+    for index, call_ in enumerate(message.get("tool_calls") or []):
+        function = call_.get("function") or {}
+        start = openai_call_start(index, call_.get("id"), function.get("name"))
+        start["function"]["arguments"] = function.get("arguments") or ""
+        deltas.append({"tool_calls": [start]})
+    chunks = [openai_chunk(delta, **same) for delta in deltas]
+    chunks.append(openai_chunk({}, choice.get("finish_reason"), **same))
+    return chunks
+
+
 # --- Anthropic's Messages stream events ---------------------------------------------------
 
 

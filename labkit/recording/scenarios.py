@@ -11,7 +11,6 @@ its planned turns in the scenario's wire format. The recordings say ``"source":
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from ..harness.budget import Budget
@@ -20,6 +19,7 @@ from ..harness.loop import MAX_TURNS
 from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
+from ..models.usage import estimated_tokens
 from ..settings import RECORDINGS_DIR
 from .attempt import run_attempt
 from .files import save_recording
@@ -204,12 +204,6 @@ BUDGETED = [
     ),
 ]
 BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
-
-
-def estimated_tokens(messages, tool_schemas) -> int:
-    """A stand-in for a server's prompt token count: one token per four characters of the
-    request as JSON. Only scripted runs use it; a live recording holds the server's count."""
-    return len(json.dumps([messages, tool_schemas])) // 4
 
 
 @dataclass(frozen=True)

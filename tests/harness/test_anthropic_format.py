@@ -131,7 +131,7 @@ def test_joined_input_that_is_not_a_json_object_makes_a_clean_turn_malformed(pie
             "message_stop arrived while content block 0 was still open",
         ),
         ([START, text(0), stop(0), text(0)], "index 0, not the number of a new block"),
-        ([START, block(0, {"type": "thinking", "thinking": ""})], "a 'thinking' block"),
+        ([START, block(0, {"type": "server_tool_use", "id": "s"})], "a 'server_tool_use' block"),
         ([START, block(0, {"type": "tool_use", "name": "read_file", "input": {}})], "has no 'id'"),
         (
             [START, {"type": "error", "error": {"type": "overloaded_error"}}],
