@@ -142,14 +142,23 @@ def anthropic_block(index: int, block: dict) -> dict:
 
 
 def anthropic_delta(
-    index: int, *, text: str | None = None, partial_json: str | None = None
+    index: int,
+    *,
+    text: str | None = None,
+    partial_json: str | None = None,
+    thinking: str | None = None,
+    signature: str | None = None,
 ) -> dict:
-    """``content_block_delta``: a piece of text, or a piece of a tool's input as JSON text."""
-    delta = (
-        {"type": "text_delta", "text": text}
-        if partial_json is None
-        else {"type": "input_json_delta", "partial_json": partial_json}
-    )
+    """``content_block_delta``: a piece of text, of a tool's input as JSON text, of a thinking
+    block's reasoning, or its signature (give one)."""
+    if partial_json is not None:
+        delta = {"type": "input_json_delta", "partial_json": partial_json}
+    elif thinking is not None:
+        delta = {"type": "thinking_delta", "thinking": thinking}
+    elif signature is not None:
+        delta = {"type": "signature_delta", "signature": signature}
+    else:
+        delta = {"type": "text_delta", "text": text}
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
@@ -157,13 +166,19 @@ def anthropic_stop(index: int) -> dict:
     return {"type": "content_block_stop", "index": index}
 
 
-def anthropic_end(stop_reason: str, output_tokens: int = 1) -> list:
-    """``message_delta`` with the stop reason, then ``message_stop``."""
+def anthropic_end(
+    stop_reason: str, output_tokens: int = 1, input_tokens: int | None = None
+) -> list:
+    """``message_delta`` with the stop reason and the usage so far (cumulative: with
+    ``input_tokens``, as the API's newer streams say it here too), then ``message_stop``."""
+    usage = {"output_tokens": output_tokens}
+    if input_tokens is not None:
+        usage = {"input_tokens": input_tokens, **usage}
     return [
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": output_tokens},
+            "usage": usage,
         },
         {"type": "message_stop"},
     ]

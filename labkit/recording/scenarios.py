@@ -220,6 +220,7 @@ class Scenario:
     budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
     wire_format: str = "ollama"
+    stream_options: tuple = ()  # how the format's stream is written: ScriptedChat's options
 
 
 SCENARIOS = {
@@ -260,6 +261,15 @@ SCENARIOS = {
         "the five-turn repair, streamed as Anthropic's Messages API streams it",
         wire_format="anthropic",
     ),
+    "repair_anthropic_thinking": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as Anthropic's Messages API streams it to a client "
+        "that asks for extended thinking: each reply opens with a signed thinking block, "
+        "which must go back unchanged in the next request; a ping after message_start; "
+        "message_delta's usage cumulative, input tokens included",
+        wire_format="anthropic",
+        stream_options=(("thinking", True), ("pings", True), ("cumulative_usage", True)),
+    ),
 }
 
 
@@ -270,6 +280,7 @@ def scripted_recording(name: str) -> dict:
         scenario.turns,
         scenario.wire_format,
         prompt_tokens=estimated_tokens if scenario.estimate_tokens else None,
+        options=dict(scenario.stream_options),
     )
     provenance = {
         "source": "scripted",
