@@ -133,7 +133,8 @@ def canonical_messages(messages: list) -> list:
     """The messages written one way of the ways the Messages API reads alike: a list of one
     plain text block is its text (``system`` included: the API documents a string as that
     list's shorthand), in a ``tool_result``'s content too; a ``tool_result``'s ``"is_error":
-    false`` is no ``is_error``; consecutive ``user`` (or ``assistant``) messages are one
+    false`` is no ``is_error``; a block's field set to null is a field left out (never
+    inside a tool's ``input``); consecutive ``user`` (or ``assistant``) messages are one
     message holding both's blocks (the API combines them)."""
     written = []
     for message in messages:
@@ -168,10 +169,12 @@ def _plain(content):
         return content
     blocks = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            block = {k: v for k, v in block.items() if (k, v) != ("is_error", False)}
-            if "content" in block:
-                block["content"] = _plain(block["content"])
+        if isinstance(block, dict):
+            block = {k: v for k, v in block.items() if v is not None}
+            if block.get("type") == "tool_result":
+                block = {k: v for k, v in block.items() if (k, v) != ("is_error", False)}
+                if "content" in block:
+                    block["content"] = _plain(block["content"])
         blocks.append(block)
     if len(blocks) == 1 and isinstance(blocks[0], dict) and set(blocks[0]) == {"type", "text"}:
         if blocks[0]["type"] == "text" and isinstance(blocks[0]["text"], str):

@@ -17,8 +17,9 @@ As the API does:
   ``[DONE]``, and ``"usage": null`` to every other chunk; a whole reply carries ``usage``.
   The counts are the recording's when it holds them, else estimated (``usage.py``);
 - a whole reply's message carries ``refusal: null`` and ``annotations: []``;
-- a message's ``content`` given as a string or as a list of one text part is the same
-  message in strict comparison (:func:`canonical_messages`).
+- in strict comparison, a ``content`` given as a string or as a list of one text part is
+  the same, and so are a field set to null and a field left out, and a field the API does
+  not read is no difference (:func:`canonical_messages`).
 
 What every server-sent-event API shares is ``sse_handler.py``'s.
 """
@@ -117,17 +118,41 @@ CHAT_REQUEST = an_object(
 )
 
 
+#: The fields of a message the API reads (a tool call's, and its function's): others, such
+#: as the ``index`` and ``parsed_arguments`` the SDK's stream helper leaves on a tool call it
+#: assembled, are no part of the conversation.
+MESSAGE_FIELDS = ("role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio")
+MESSAGE_FIELDS += ("function_call",)  # the legacy call, which the API still reads
+CALL_FIELDS = ("id", "type", "function")
+FUNCTION_FIELDS = ("name", "arguments")
+
+
 def canonical_messages(messages: list) -> list:
-    """The messages with a ``content`` that is a list of one text part written as its text:
-    the API reads ``[{"type": "text", "text": "x"}]`` and ``"x"`` alike, for every role. (An
-    empty or missing content beside tool calls is already one: see
-    ``replay.first_difference``.)"""
-    return [
-        {**message, "content": message["content"][0]["text"]}
-        if isinstance(message, dict) and _one_text_part(message.get("content"))
-        else message
-        for message in messages
-    ]
+    """The messages written one way of the ways Chat Completions reads alike: only the
+    fields it reads (:data:`MESSAGE_FIELDS`), none set to null (null and left out are the
+    same), and a ``content`` that is a list of one text part written as its text (the API
+    reads ``[{"type": "text", "text": "x"}]`` and ``"x"`` alike, for every role)."""
+    return [_canonical(message) for message in messages]
+
+
+def _canonical(message):
+    if not isinstance(message, dict):
+        return message
+    written = _fields(message, MESSAGE_FIELDS)
+    if isinstance(written.get("tool_calls"), list):
+        written["tool_calls"] = [
+            {**_fields(call, CALL_FIELDS), "function": _fields(call["function"], FUNCTION_FIELDS)}
+            if isinstance(call, dict) and isinstance(call.get("function"), dict)
+            else call
+            for call in written["tool_calls"]
+        ]
+    if _one_text_part(written.get("content")):
+        written["content"] = written["content"][0]["text"]
+    return written
+
+
+def _fields(value: dict, names: tuple) -> dict:
+    return {k: v for k, v in value.items() if k in names and v is not None}
 
 
 def _one_text_part(content) -> bool:
@@ -232,14 +257,14 @@ class OpenAIHandler(SSEHandler):
         return self.event(usage_chunk).encode() + b"\n\n"
 
     def usage(self, turn: dict, chunks: list, body: dict) -> dict:
-        """The reply's token counts: the recording's, else estimated from the request sent and
-        the reply's text and arguments."""
+        """The reply's token counts: the recording's, else estimated from the recorded request
+        and the reply's text and arguments."""
         for entry in reversed(turn["chunks"]):
             recorded = _usage_of(entry["chunk"])
             if recorded:
                 return recorded
-        assembler = _folded(chunks)
-        prompt = estimated_tokens(body.get("messages"), body.get("tools") or [])
+        assembler = _folded(chunks)  # estimated from the recorded request: the same however sent
+        prompt = estimated_tokens(turn["request"]["messages"], body.get("tools") or [])
         completion = estimated_reply_tokens(
             *assembler.content, *["".join(call.parts) for call in assembler.calls.values()]
         )
