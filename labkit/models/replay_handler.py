@@ -125,6 +125,8 @@ class ReplayHandler(BaseHTTPRequestHandler):
 
     def setup(self):
         self.answered = False
+        self.command, self.requestline = None, ""  # until a request line is read (an answer
+        # may come before one: a 408)
         self.request_id = "req_replay_" + secrets.token_hex(10)
         super().setup()
         self.rfile.close()  # read through the deadline instead (closing frees the socket's copy)
