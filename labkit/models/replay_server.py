@@ -10,7 +10,10 @@ applies the :class:`~.replay_faults.Faults` that break one reply on purpose.
 Each request is handled by the handler of the recording's API (:data:`API_HANDLERS`):
 the guards every API shares are ``replay_handler.py``'s, what is each API's own is in
 ``ollama_server.py``, ``openai_server.py`` and ``anthropic_server.py``. A new API's server
-is one more handler module and one more line here.
+is one more handler module (its routes, its request-shape table, and the hooks
+``ReplayHandler`` names: what it reads alike, how a turn streams, its request id header)
+and one more line here; a turn used up only when its reply begins, faults that fire once,
+the deadline, pings and the backlog come with the base class.
 
 The server never pretends to be a model: each handler says, where its clients ask who
 they talk to, that it is the labkit replay server and which recording it serves, so a
