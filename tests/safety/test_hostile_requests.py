@@ -477,6 +477,30 @@ def test_a_lone_surrogate_anywhere_in_an_ollama_request_is_a_400(
     assert server.errors == []
 
 
+GETS = {  # a GET to every route of both APIs, bent: (path, status, words of the error)
+    "a model name holding CR LF": ("/v1/models/x%0d%0aX-Injected:%201", 404, "x%0d%0aX-Injected"),
+    "a model name of 60 kB": ("/v1/models/" + "m" * 60_000, 404, "m" * 100),
+    "a path of 70 kB": ("/v1/models/" + "m" * 70_000, 414, "labkit replay server"),
+    "an unknown route": ("/v1/../../etc/passwd", 404, "no GET /v1/../../etc/passwd"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GETS))
+@pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
+def test_a_bent_get_to_an_sse_api_gets_a_4xx_and_the_server_goes_on(
+    provider, name, sse_servers, safety_tally
+):
+    safety_tally["hostile HTTP requests"] += 1
+    server = sse_servers[provider]
+    path, status, words = GETS[name]
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\n\r\n"
+    got_status, answer, head = exchange(server.url, request.encode())
+    message = answer["error"]["message"] if isinstance(answer["error"], dict) else answer["error"]
+    assert got_status == status and words in message, answer
+    assert b"x-injected" not in head.lower()
+    assert server.errors == [] and still_serving(provider, server)
+
+
 # --- slow clients, and many at once ---------------------------------------------------
 
 
