@@ -3,11 +3,10 @@ and a recorded turn sent back as the API sends a reply.
 
 The guards against hostile requests answer with a 4xx JSON error and never a dropped
 connection: a request's head and body must arrive within the server's ``request_timeout``
-seconds, counted from the connection's start, however slowly they trickle (408); bodies are
-capped at :data:`MAX_BODY_BYTES` (413 beyond), nesting at :data:`MAX_DEPTH`; text that is
-not Unicode (a lone surrogate, ``"\\ud800"``) is refused wherever it is in a body; a body
-sent chunked or with conflicting lengths is refused; an unexpected error in a handler is
-answered with 500 and kept in ``ReplayServer.errors``.
+seconds, counted from the connection's start, however slowly they trickle (408); the body
+is read and checked by ``request_body.py`` (size, nesting, JSON, Unicode) and then by the
+API's request-shape table; an unexpected error in a handler is answered with 500 and kept
+in ``ReplayServer.errors``.
 
 A recorded turn is used up only once its reply has begun (its status line is 200): a reply
 refused or broken before that leaves the turn for the client's retry (``replay_faults.py``).
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import secrets
 import socket
 import time
@@ -30,50 +28,20 @@ from http.server import BaseHTTPRequestHandler
 
 from .replay import ReplayMismatch
 from .replay_faults import reply_plan
+from .request_body import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    DeadlineReader,
+    LateRequest,
+    Refusal,
+    json_body,
+)
 from .request_shape import Shape, shape_problem
 
+__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "PREFIX", "Refusal", "ReplayHandler", "hang_up"]
+
 BATCH_BYTES = 64 * 1024  # unpaced replies go out in HTTP chunks of about this size
-MAX_BODY_BYTES = 16 * 2**20  # a request body beyond this gets 413 (the course's are < 1 MB)
-MAX_DEPTH = 64  # nesting a request body may have (the course's reach 8)
 PREFIX = "labkit replay server: "
-
-
-class Refusal(Exception):
-    """A request answered with an HTTP error: ``status`` and the text of its error."""
-
-    def __init__(self, status: int, error: str):
-        super().__init__(error)
-        self.status, self.error = status, error
-
-
-class LateRequest(Exception):
-    """The request's head and body did not all arrive by its deadline (not an ``OSError``, so
-    ``http.server`` does not drop the connection silently, as it does on a socket timeout)."""
-
-
-class DeadlineReader(io.RawIOBase):
-    """A connection's incoming bytes, each read allowed only the time left before
-    ``deadline`` (``time.monotonic()``; None: no limit), so a client that trickles its request
-    a byte at a time cannot hold a thread longer than the deadline."""
-
-    def __init__(self, connection, deadline: float | None):
-        self.connection = connection
-        self.deadline = deadline
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        if self.deadline is None:
-            return self.connection.recv_into(buffer)
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise LateRequest
-        self.connection.settimeout(left)
-        try:
-            return self.connection.recv_into(buffer)
-        except TimeoutError:
-            raise LateRequest from None
 
 
 class ReplayHandler(BaseHTTPRequestHandler):
@@ -89,12 +57,12 @@ class ReplayHandler(BaseHTTPRequestHandler):
     and ``default_model``; and routes requests from ``_get(head)`` (GET and HEAD) and
     ``do_POST`` as its API does, reading a chat request with ``read_chat``.
 
-    What it may set besides: ``canonical_messages(messages)`` (the spellings its API treats
-    as the same, written one way, for strict comparison), ``streamed_chunks(turn)`` (the
-    chunks to stream for a recorded turn: a turn captured whole is cut into the API's
-    chunks), ``stream_line`` and ``stream_extra`` (what a request's options change in a
-    stream, such as a usage chunk), ``ping`` (the
-    API's keep-alive event, for the server's ``pings`` option) and ``request_id_header``.
+    What it may set besides: ``canonical_messages(messages)`` (the spellings its API reads
+    alike, written one way, for strict comparison), ``streamed_chunks(turn)`` (the chunks to
+    stream for a recorded turn: a turn captured whole is cut into the API's chunks),
+    ``stream_line`` and ``stream_extra`` (what a request's options change in a stream, such
+    as a usage chunk), ``ping`` (the API's keep-alive event, for the server's ``pings``
+    option) and ``request_id_header``.
     Each reply ends its connection, so no idle keep-alive connection holds up shutdown.
     """
 
@@ -125,8 +93,7 @@ class ReplayHandler(BaseHTTPRequestHandler):
 
     def setup(self):
         self.answered = False
-        self.command, self.requestline = None, ""  # until a request line is read (an answer
-        # may come before one: a 408)
+        self.command, self.requestline = None, ""  # a 408 may come before a request line
         self.request_id = "req_replay_" + secrets.token_hex(10)
         super().setup()
         self.rfile.close()  # read through the deadline instead (closing frees the socket's copy)
@@ -221,52 +188,11 @@ class ReplayHandler(BaseHTTPRequestHandler):
         return self.path.split("?", 1)[0]
 
     def read_json(self):
-        """The request body as JSON, or a :class:`Refusal` that says what is wrong with it."""
-        if self.headers.get("Transfer-Encoding"):
-            raise Refusal(411, "send the request body with a Content-Length, not chunked")
-        lengths = set(self.headers.get_all("Content-Length") or [])
-        if len(lengths) > 1:
-            raise Refusal(400, "the request has conflicting Content-Length headers")
-        text = lengths.pop().strip() if lengths else "0"
-        if not re.fullmatch(r"[0-9]{1,20}", text):
-            raise Refusal(400, f"Content-Length {text[:40]!r} is not a number of bytes")
-        if int(text) > MAX_BODY_BYTES:
-            raise Refusal(
-                413,
-                f"the request body is {int(text):,} bytes; this server accepts "
-                f"at most {MAX_BODY_BYTES:,}",
-            )
-        data = self._read_exactly(int(text))
-        if not data.strip():
-            raise Refusal(400, "missing request body")
-        try:
-            body = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-        except RecursionError:
-            raise Refusal(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
-        except ValueError as exc:  # not UTF-8, not JSON, NaN or Infinity
-            raise Refusal(400, f"the request body is not JSON ({exc})") from None
-        problem = _body_problem(body)
-        if problem:
-            raise Refusal(400, problem)
-        return body
-
-    def _read_exactly(self, size: int) -> bytes:
-        data = bytearray()
-        while len(data) < size:
-            try:
-                piece = self.rfile.read1(min(size - len(data), 1 << 16))
-            except LateRequest:
-                raise Refusal(
-                    408,
-                    f"the request body did not arrive within "
-                    f"{self.replay.request_timeout:g} s "
-                    f"({len(data):,} of {size:,} bytes came)",
-                ) from None
-            if not piece:
-                raise Refusal(400, f"the request body ended after {len(data):,} of {size:,} bytes")
-            data += piece
+        """The request body as JSON, or a :class:`Refusal` that says what is wrong with it;
+        once it is read, the reply may take as long as it takes."""
+        body = json_body(self.headers, self.rfile, self.replay.request_timeout)
         self.request_arrived()
-        return bytes(data)
+        return body
 
     def read_chat(self) -> dict:
         """A chat request's body: kept in ``chat_requests`` as it arrived (the body only: a key
@@ -433,49 +359,9 @@ class ReplayHandler(BaseHTTPRequestHandler):
         raise NotImplementedError
 
 
-def _body_problem(body) -> str | None:
-    """What makes a parsed body unusable whatever its API, or None: nesting deeper than
-    :data:`MAX_DEPTH`, or text that is not Unicode (a lone surrogate, which ``json`` reads
-    from ``"\\ud800"`` and no reply could echo). Checked without recursion."""
-    stack = [(body, 1, "")]
-    while stack:
-        item, depth, place = stack.pop()
-        if isinstance(item, str):
-            if not _is_unicode(item):
-                return (
-                    f"{place or 'the request body'} is not Unicode text (it holds a lone "
-                    "surrogate, such as \\ud800, which no character is)"
-                )
-        elif isinstance(item, (dict, list)):
-            if depth > MAX_DEPTH:
-                return f"the request body nests deeper than {MAX_DEPTH} levels"
-            if isinstance(item, dict):
-                for key, child in item.items():
-                    if not _is_unicode(key):
-                        return f"a key in {place or 'the request body'} is not Unicode text"
-                    stack.append((child, depth + 1, f"{place}.{key}"[:200].lstrip(".")))
-            else:
-                stack.extend(
-                    (child, depth + 1, f"{place}[{i}]"[:200]) for i, child in enumerate(item)
-                )
-    return None
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def hang_up(connection) -> None:
     """End a connection both ways (what is already closed stays closed)."""
     try:
         connection.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass  # already closed by the other side
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
