@@ -297,7 +297,7 @@ def scripted_recording(name: str) -> dict:
             "of the request as JSON), not counted by a model server"
         )
     gate = Gate(scenario.policy, Answers(scenario.answers)) if scenario.policy else None
-    budget = Budget(scenario.budget) if scenario.budget else None
+    budget = Budget(scenario.budget, wire_format=scenario.wire_format) if scenario.budget else None
     recording, _ = run_attempt(
         chat,
         provenance=provenance,

@@ -162,6 +162,15 @@ def test_pings_and_event_types_it_does_not_know_carry_nothing():
     assert (turn.problem, turn.text) == (None, "ok")
 
 
+def test_a_ping_before_message_start_or_after_message_stop_carries_nothing_either():
+    """Issue 29, item 12: a ping before message_start stopped the run as malformed."""
+    events = [START, text(0), delta(0, text="ok"), stop(0), *end("end_turn")]
+    for extra in ({"type": "ping"}, {"type": "future_event"}):
+        for place in (0, len(events)):
+            turn, _ = assemble(events[:place] + [extra] + events[place:])
+            assert (turn.problem, turn.unfinished, turn.text) == (None, None, "ok"), place
+
+
 def test_thinking_blocks_are_kept_in_place_with_their_signature_to_go_back_unchanged():
     thinking = block(0, {"type": "thinking", "thinking": "", "signature": ""})
     redacted = block(1, {"type": "redacted_thinking", "data": "EncRYpTeD=="})

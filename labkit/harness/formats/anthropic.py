@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..contracts import Chunk, Message, ToolCall, Turn
+from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need, parse_arguments
+from .messages import text_length, text_of
 
 CLEAN_ENDS = ("tool_use", "end_turn")
 #: The events that make up a message; any other type (``ping``, and types added after this
@@ -292,6 +293,55 @@ class Anthropic:
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [tool_results_message(calls, results)] if calls else []
+
+    # A message's content is a string or a list of blocks: text under its role, a
+    # ``tool_use`` block's name and input as a call, a ``tool_result`` block's content as a
+    # result, a ``thinking`` block as thinking; any other block counts as its JSON.
+
+    def sizes(self, message: Message) -> dict[str, int]:
+        role, content = message.get("role"), message.get("content")
+        sizes = {role: 0, "thinking": 0, "tool_calls": 0, "tool": 0}
+        for block in content if isinstance(content, list) else [content]:
+            kind_ = block.get("type") if isinstance(block, dict) else None
+            if kind_ == "tool_use":
+                call = {"name": block.get("name"), "input": block.get("input")}
+                sizes["tool_calls"] += len(json.dumps(call, default=str))
+            elif kind_ == "tool_result":
+                sizes["tool"] += text_length(block.get("content"))
+            elif kind_ == "thinking":
+                sizes["thinking"] += len(block.get("thinking") or "")
+            else:
+                sizes[role] += text_length([block] if isinstance(block, dict) else block)
+        return sizes
+
+    def calls_in(self, message: Message) -> list[CallRef]:
+        if message.get("role") != "assistant":
+            return []
+        return [
+            CallRef(block.get("id"), block.get("name")) for block in _blocks(message, "tool_use")
+        ]
+
+    def results_in(self, message: Message) -> list[ResultRef]:
+        return [
+            ResultRef(block.get("tool_use_id"), None, text_of(block.get("content")))
+            for block in _blocks(message, "tool_result")
+        ]
+
+    def with_results(self, message: Message, contents: list[str]) -> Message:
+        given, content = iter(contents), []
+        for block in message.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block = {**block, "content": next(given, block.get("content"))}
+            content.append(block)
+        return {**message, "content": content}
+
+
+def _blocks(message: Message, kind_: str) -> list[dict]:
+    """The content blocks of ``kind_`` a message holds, in order."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == kind_]
 
 
 FORMAT = Anthropic()
