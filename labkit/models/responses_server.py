@@ -20,6 +20,7 @@ empty ``annotations`` and ``logprobs``). A body that is not the shape the API re
 
 from __future__ import annotations
 
+from ..settings import DEFAULT_MODELS
 from .openai_server import OpenAIHandler
 from .replay_handler import Refusal
 from .request_shape import (
@@ -35,6 +36,7 @@ from .request_shape import (
     required,
 )
 from .responses_chunks import response_object, responses_event
+from .sse_handler import SSEHandler
 
 #: What the Responses API reads of a request, and of what kinds.
 CHAT_REQUEST = an_object(
@@ -133,14 +135,24 @@ def conversation_of(body: dict) -> list:
     return messages
 
 
-class ResponsesHandler(OpenAIHandler):
-    """The Responses API's routes (the model list and errors are Chat Completions')."""
+class ResponsesHandler(SSEHandler):
+    """The Responses API's routes. What it shares with Chat Completions (the key, the error
+    bodies and request ids, the model list) is ``OpenAIHandler``'s, taken by name: the rest of
+    that handler (usage chunks, a whole capture streamed, its spellings) is Chat's alone."""
 
-    chat_route = "/v1/responses"
+    post_routes = {"/v1/responses": "chat"}
     chat_request = CHAT_REQUEST
     stream_end = b""  # the stream ends with response.completed; there is no [DONE]
     garbage = b'event: response.output_text.delta\ndata: {"type": "response.output_te\n\n'
+    default_model = DEFAULT_MODELS["openai-responses"]
     event = staticmethod(responses_event)
+    request_id_header = OpenAIHandler.request_id_header
+    bad_key = OpenAIHandler.bad_key
+    sent_key = OpenAIHandler.sent_key
+    error_body = OpenAIHandler.error_body
+    missing_model = OpenAIHandler.missing_model
+    model_list = OpenAIHandler.model_list
+    model_entry = OpenAIHandler.model_entry
 
     @staticmethod
     def final(chunk: dict) -> bool:

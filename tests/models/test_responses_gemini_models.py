@@ -227,9 +227,10 @@ def test_record_through_the_replay_server_keeps_each_event_as_it_came(provider, 
 
 def test_serve_says_how_to_record_from_a_recording_in_every_format():
     assert set(SERVED_AS) == set(FORMATS)
-    assert "--provider gemini --base-url http://x" in SERVED_AS["gemini"].format(url="http://x")
-    shown = SERVED_AS["openai-responses"].format(url="http://x")
-    assert "--provider openai-responses --base-url http://x/v1" in shown
+    gemini = SERVED_AS["gemini"][1].format(url="http://x")
+    assert "--provider gemini --base-url http://x" in gemini
+    responses = SERVED_AS["openai-responses"][1].format(url="http://x")
+    assert "--provider openai-responses --base-url http://x/v1" in responses
 
 
 def test_the_models_own_apis_want_a_key_and_never_show_it(monkeypatch):
