@@ -17,7 +17,8 @@
 
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
-(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``).
+(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 12 a
+sandbox under the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -50,7 +51,9 @@ from .harness import (
 from .harness.budget import Budget, compact, head_and_tail
 from .harness.conversation import measure, order_problems, request_sizes
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
-from .harness.prompt import BUDGET_TASK, SHELL_TASK
+from .harness.prompt import BUDGET_TASK, SANDBOX_TASK, SHELL_TASK
+from .harness.sandbox import PROFILES as SANDBOX_PROFILES
+from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
 from .lessons.failures import failure_cases, run_case
@@ -63,6 +66,13 @@ from .lessons.lesson import (
     time_totals,
 )
 from .lessons.render import BudgetTable
+from .lessons.sandbox_tour import (
+    TOUR_LIMITS,
+    profiles_side_by_side,
+    sandbox_cost,
+    show_attempt,
+    tour_sandbox,
+)
 from .lessons.steps import TurnSteps, conversation_steps
 from .models import (
     OllamaError,
@@ -161,6 +171,17 @@ __all__ = [
     "replay_harness",
     "request_sizes",
     "run_command",
+    # lesson 12
+    "Limits",
+    "SANDBOX_PROFILES",
+    "SANDBOX_TASK",
+    "Sandbox",
+    "SandboxUnavailable",
+    "TOUR_LIMITS",
+    "profiles_side_by_side",
+    "sandbox_cost",
+    "show_attempt",
+    "tour_sandbox",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with

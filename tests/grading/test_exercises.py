@@ -62,6 +62,7 @@ ARGUMENTS = {
     "check_compaction": "messages, budget",
     "check_assemble_calls": "api, chunks",
     "check_result_messages": "provider, calls, results",
+    "check_layers": "action, profile",
 }
 
 
@@ -218,6 +219,9 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.shell_syntax",
         "labkit.harness.conversation",
         "labkit.harness.toolset",
+        "labkit.harness.sandbox",
+        "labkit.harness.sandbox_launch",
+        "labkit.harness.process_cap",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",

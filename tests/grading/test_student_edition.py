@@ -56,6 +56,7 @@ EXERCISES = {
     "06_providers": 2,
     "07_permissions": 2,
     "08_context_budget": 2,
+    "12_sandbox": 1,
 }
 STUB = "raise NotImplementedError()"
 
@@ -103,6 +104,7 @@ LEARNERS = {
         "check_compaction": wrong(
             "check_compaction", "removes old results instead of replacing them"
         ),
+        "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(
