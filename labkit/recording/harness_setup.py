@@ -1,32 +1,60 @@
-"""The harness a recording ran with, beside the model: which tools, which gate, which budget.
+"""The harness a recording ran with, beside the model: which tools, which gate, which
+budget, which hooks.
 
 A replay must set up the same harness as the run it replays, or its requests differ:
-other tools offered, another decision from the gate, another conversation after the
-budget. So a recording that used more than the course's three tools keeps a
+other tools offered, another decision from the gate or a hook, another conversation after
+the budget. So a recording that used more than the course's three tools keeps a
 ``"harness"`` entry, plain JSON, and ``replay_harness`` builds the same pieces again:
 
     "harness": {"tools": "shell",
                 "policy": {"rules": ["allow python -m pytest *", "deny rm *"],
                            "tools": {"read_file": "allow"}, "default": "ask"},
-                "budget": {"max_chars": 6000, "keep_last": 1}}
+                "budget": {"max_chars": 6000, "keep_last": 1},
+                "hooks": {"hooks": [{"name": "protect-tests", "on": ["before_tool"], ...}]}}
 
-A person's answers to the gate are not repeated here: the recorded ``permission``
-events hold every decision, and the replay gives the same answers in the same order.
+``"tools": "mcp"`` is the course's MCP server (``labkit.extensions.mcp_server``), started
+in the run's copy and ended with the run (``open_tools``). A person's answers to the gate
+are not repeated here: the recorded ``permission`` events hold every decision, and the
+replay gives the same answers in the same order. Hooks are kept as their configuration
+(commands): a replay runs them again, as it runs the tools again.
 """
 
 from __future__ import annotations
 
+from contextlib import closing, nullcontext
+from pathlib import Path
+
 from ..harness.budget import Budget
 from ..harness.gate import ACTIONS, Answers, Gate, Policy, Rule
+from ..harness.hooks import load_hooks
+from ..harness.mcp_tools import MCPTools
 from ..harness.shell import ShellTools
 from ..harness.tools import RepoTools
 
+#: The course's MCP server, as a command run in the copy it serves.
+MCP_SERVER = ["python", "-I", "-m", "labkit.extensions.mcp_server"]
+
+
+def course_mcp_tools(root: Path, wire_format: str = "ollama") -> MCPTools:
+    """The course's MCP server started in ``root``, its tools offered as the loop's."""
+    return MCPTools(MCP_SERVER, cwd=root, wire_format=wire_format)
+
+
 #: The toolsets a run may offer, by the name a recording keeps.
-TOOLSETS = {"repo": RepoTools, "shell": ShellTools}
+TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "mcp": course_mcp_tools}
 
 
-def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
-    """What a recording keeps of the harness: empty for the course's plain repair run."""
+def open_tools(tools: str, root: Path, wire_format: str = "ollama"):
+    """A context giving the toolset named ``tools`` in ``root``, closed when it ends (the
+    MCP server's process with it)."""
+    if tools == "mcp":
+        return closing(course_mcp_tools(root, wire_format))
+    return nullcontext(TOOLSETS[tools](root))
+
+
+def harness_setup(tools: str = "repo", gate=None, budget=None, hooks=None) -> dict:
+    """What a recording keeps of the harness: empty for the course's plain repair run.
+    ``hooks`` is a hooks configuration (``{"hooks": [...]}``)."""
     setup = {}
     if tools != "repo":
         setup["tools"] = tools
@@ -39,6 +67,8 @@ def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
         }
     if budget is not None:
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
+    if hooks is not None:
+        setup["hooks"] = load_hooks(hooks, ".").config()
     return setup
 
 
@@ -70,13 +100,15 @@ def replay_harness(recording: dict) -> dict:
         pieces["gate"] = Gate(policy, Answers(answers))
     if "budget" in setup:
         pieces["budget"] = Budget(**setup["budget"])
+    if "hooks" in setup:
+        pieces["hooks"] = setup["hooks"]
     return pieces
 
 
 def setup_problem(setup) -> str | None:
     """What makes a recording's ``"harness"`` entry unusable, or None. Pure."""
-    if not isinstance(setup, dict) or set(setup) - {"tools", "policy", "budget"}:
-        return "'harness' is not an object with only 'tools', 'policy' and 'budget'"
+    if not isinstance(setup, dict) or set(setup) - {"tools", "policy", "budget", "hooks"}:
+        return "'harness' is not an object with only 'tools', 'policy', 'budget' and 'hooks'"
     if setup.get("tools", "repo") not in TOOLSETS:
         return f"'harness.tools' is {setup.get('tools')!r}; it must be one of {sorted(TOOLSETS)}"
     policy = setup.get("policy", {"rules": [], "tools": {}, "default": "ask"})
@@ -92,6 +124,7 @@ def setup_problem(setup) -> str | None:
     try:
         policy_from(policy)
         Budget(**setup["budget"]) if "budget" in setup else None
+        load_hooks(setup["hooks"], ".") if "hooks" in setup else None
     except (ValueError, TypeError, KeyError) as exc:
         return f"'harness' cannot be set up again: {exc!s}"
     return None
