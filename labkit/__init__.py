@@ -165,6 +165,7 @@ __all__ = [
 _ON_FIRST_USE = {
     "ChunkStepper": ".lessons.widgets",
     "ConversationView": ".lessons.widgets",
+    "MCPTrafficView": ".lessons.widgets",
     "ApprovalPanel": ".lessons.gate_widget",
     "in_worker": ".lessons.gate_widget",
     "OllamaModel": ".models.ollama_model",
