@@ -105,7 +105,7 @@ recordings: setup
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
-	  --ExecutePreprocessor.store_widget_state=False notebooks/0*.ipynb
+	  --ExecutePreprocessor.store_widget_state=False notebooks/[0-9][0-9]_*.ipynb
 
 bench: setup
 	$(BIN)/python bench/assembly.py

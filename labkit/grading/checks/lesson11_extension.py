@@ -207,15 +207,15 @@ def _schema_problem(got, case, outcome) -> str | None:
         return f"return the provider's tool schema (a dict), not {show(got, 80)}" + (
             ": did you forget `return`?" if got is None else ""
         )
-    if sorted(got) != sorted(expected):
-        if "inputSchema" in got or "inputSchema" in got.get("function", {}):
-            return (
-                "the MCP tool's inputSchema went through under its own name: each provider "
-                f"wants it elsewhere (here {sorted(expected)})"
-            )
-        return f"the top-level keys are {sorted(got)}; {provider} wants {sorted(expected)}"
     inner_got = got.get("function", got)
     inner = expected.get("function", expected)
+    if "inputSchema" in got or (isinstance(inner_got, dict) and "inputSchema" in inner_got):
+        return (
+            "the MCP tool's inputSchema went through under its own name: each provider "
+            f"wants it elsewhere (here {sorted(inner)})"
+        )
+    if sorted(got) != sorted(expected):
+        return f"the top-level keys are {sorted(got)}; {provider} wants {sorted(expected)}"
     if not isinstance(inner_got, dict) or sorted(inner_got) != sorted(inner):
         return f"the tool's fields are {show(inner_got, 120)}; {provider} wants {sorted(inner)}"
     key = "input_schema" if provider == "anthropic" else "parameters"
