@@ -313,7 +313,9 @@ def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
         ),
         ({"policy": {"rules": [], "tools": {}, "default": "allow"}}, "never allowed"),
         ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
-        ({"sandbox": True}, "only 'tools', 'policy' and 'budget'"),
+        ({"sandbox": True}, "only 'tools', 'policy', 'budget' and 'hooks'"),
+        ({"hooks": {"hooks": [{"name": "x"}]}}, "'harness' cannot be set up again: hook 1"),
+        ({"hooks": {"hooks": [], "extra": 1}}, "cannot be set up again"),
     ]:
         broken = {**recording, "harness": harness}
         with pytest.raises(RecordingError, match=words):
