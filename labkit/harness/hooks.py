@@ -198,7 +198,11 @@ class CommandHook(Hook):
         command = self.command
         if isinstance(command, list):
             object.__setattr__(self, "command", command := tuple(command))
-        if not command or not all(isinstance(word, str) and word for word in command):
+        if (
+            not isinstance(command, tuple)
+            or not command
+            or not all(isinstance(word, str) and word for word in command)
+        ):
             raise ValueError(
                 f"hook {self.name!r}: 'command' is a list of words such as "
                 '["python", "-I", "my_hook.py"] (there is no shell)'
