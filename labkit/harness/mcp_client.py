@@ -65,7 +65,12 @@ class MCPConnection:
     """One server, started by the harness and spoken to over its stdin and stdout."""
 
     def __init__(
-        self, command: list[str], *, cwd: str | os.PathLike[str], timeout: float = CALL_TIMEOUT
+        self,
+        command: list[str],
+        *,
+        cwd: str | os.PathLike[str],
+        timeout: float = CALL_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.command, self.timeout = list(command), timeout
         self.traffic: list[dict[str, str]] = []  # {"dir": "c2s" | "s2c" | "junk", "line": ...}
@@ -89,7 +94,7 @@ class MCPConnection:
         for reader in self._readers:
             reader.start()
         try:
-            self.server = self.request("server/discover", timeout=START_TIMEOUT)
+            self.server = self.request("server/discover", timeout=start_timeout)
         except BaseException:
             self.close()
             raise

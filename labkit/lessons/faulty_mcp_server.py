@@ -15,6 +15,10 @@ which works, and ``run_tests``, which fails as ``FAULT`` says:
   protocol messages may go.
 
 Lesson 11 runs each through the harness (``faulty_server_command``) to show how each ends.
+The tests use four more (``MORE_FAULTS``): ``banner`` (a line of text before the first
+message), ``mute`` (it never answers anything), ``forks`` (it starts a process that would
+outlive it, writing its pid to ``child.pid``) and ``stubborn`` (it ignores SIGTERM and the
+end of its stdin).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import sys
 from pathlib import Path
 
 FAULTS = ("exits", "hangs", "bad_schema", "lies", "garbage")
+MORE_FAULTS = ("banner", "mute", "forks", "stubborn")
 INFO = {"name": "faulty-workspace", "version": "0.1.0"}
 OBJECT = {"type": "object"}
 TOOLS = [
@@ -62,8 +67,8 @@ BAD_TOOL = {
 
 def faulty_server_command(fault: str) -> list[str]:
     """The command that starts this server failing as ``fault`` says."""
-    if fault not in FAULTS:
-        raise ValueError(f"a fault is one of {FAULTS}, not {fault!r}")
+    if fault not in FAULTS + MORE_FAULTS:
+        raise ValueError(f"a fault is one of {FAULTS + MORE_FAULTS}, not {fault!r}")
     return [sys.executable, "-I", "-S", str(Path(__file__).resolve()), fault]
 
 
@@ -104,6 +109,22 @@ def _result(structured: dict) -> dict:
 
 
 def main(fault: str) -> None:
+    if fault == "banner":
+        print("faulty-workspace 0.1.0 starting", flush=True)
+    if fault == "mute":
+        for _ in sys.stdin:
+            pass
+        return
+    if fault == "forks":  # a grandchild in a session of its own, as a daemon would be
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        Path("child.pid").write_text(str(child.pid))
+    if fault == "stubborn":
+        import signal
+        import time
+
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         request = json.loads(line)
         if "id" not in request:
@@ -116,6 +137,9 @@ def main(fault: str) -> None:
             else:
                 reply["result"] = result
             print(json.dumps(reply), flush=True)
+    if fault == "stubborn":
+        while True:  # stdin has ended; it will not
+            time.sleep(1)
 
 
 if __name__ == "__main__":
