@@ -31,6 +31,9 @@ from pathlib import Path
 FAULTS = ("exits", "hangs", "bad_schema", "lies", "garbage")
 MORE_FAULTS = ("banner", "mute", "forks", "stubborn")
 INFO = {"name": "faulty-workspace", "version": "0.1.0"}
+#: What 2026-07-28 adds to a listing's result: how long it may be cached, and by whom.
+LISTED = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+          "_meta": {"io.modelcontextprotocol/serverInfo": INFO}}  # fmt: skip
 OBJECT = {"type": "object"}
 TOOLS = [
     {
@@ -76,11 +79,9 @@ def answer(request: dict, fault: str) -> dict | None:
     """The response to one request (None: none is sent)."""
     method, params = request.get("method"), request.get("params") or {}
     if method == "server/discover":
-        return {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
-                "resultType": "complete"}  # fmt: skip
+        return {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, **LISTED}
     if method == "tools/list":
-        return {"tools": TOOLS + ([BAD_TOOL] if fault == "bad_schema" else []),
-                "resultType": "complete"}  # fmt: skip
+        return {"tools": TOOLS + ([BAD_TOOL] if fault == "bad_schema" else []), **LISTED}
     if method != "tools/call":
         return None
     if params.get("name") == "read_file":
