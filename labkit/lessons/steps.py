@@ -344,12 +344,16 @@ def conversation_story(events) -> list[ConversationStep]:
     lists, captions, requests = [], [], {}  # requests: step index -> the turn it is sent for
     first = list(snapshots[0]["messages"])
     previous = notes.kept(snapshots[0], first)
-    lists.append(first)
-    captions.append(_first_caption(first, bool(notes.start)))
+    lists.append(previous)
+    captions.append(_first_caption(previous, bool(notes.start)))
     if notes.start:
         hooks[2] = notes.start  # the message after the system prompt and the task
     if len(first) > len(previous):
         hooks[len(first) - 1] = notes.parts.get(snapshots[0]["turn"], [])
+        lists.append(first)
+        captions.append(PART_CAPTION)
+    if snapshots[0]["type"] == "model_start":
+        requests[len(lists) - 1] = snapshots[0]["turn"]
     for snapshot in snapshots[1:]:
         current = list(snapshot["messages"])
         kept = notes.kept(snapshot, current)
@@ -373,15 +377,10 @@ def conversation_story(events) -> list[ConversationStep]:
         if len(current) > len(kept):
             hooks[len(current) - 1] = notes.parts.get(snapshot.get("turn"), [])
             lists.append(current)
-            captions.append(
-                "a before_request hook added a labelled part to this request only: it is "
-                "sent once, and not kept in the conversation"
-            )
+            captions.append(PART_CAPTION)
         if snapshot["type"] == "model_start":
             requests[len(lists) - 1] = snapshot["turn"]
         previous = kept
-    if snapshots[0]["type"] == "model_start":
-        requests.setdefault(0, snapshots[0]["turn"])
     gate = {index: event for index, event in gate.items() if event is not None}
     stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
     return [
@@ -394,6 +393,12 @@ def conversation_story(events) -> list[ConversationStep]:
         )
         for index, (messages, caption) in enumerate(zip(lists, captions))
     ]
+
+
+PART_CAPTION = (
+    "a before_request hook added a labelled part to this request only: it is sent once, and "
+    "not kept in the conversation"
+)
 
 
 class _HookNotes:
