@@ -35,7 +35,14 @@ from typing import Any
 from .contracts import ToolsFailed, WireFormat
 from .formats import FORMATS, OLLAMA
 from .json_schema import schema_problem, value_problem
-from .mcp_client import CALL_TIMEOUT, MCPClosed, MCPConnection, MCPError, MCPTimeout
+from .mcp_client import (
+    CALL_TIMEOUT,
+    START_TIMEOUT,
+    MCPClosed,
+    MCPConnection,
+    MCPError,
+    MCPTimeout,
+)
 from .toolset import shown
 
 
@@ -72,7 +79,8 @@ class MCPTools:
     """The tools of one MCP server, started with ``command`` in ``cwd`` (the run's copy).
 
     ``wire_format``: the API the run's model speaks, whose rules for names apply.
-    ``timeout``: seconds a call may take before it is cancelled. Close it (``with``):
+    ``timeout``: seconds a call may take before it is cancelled; ``start_timeout``: seconds
+    the server has to answer ``server/discover``. Close it (``with``):
     that ends the server and everything it started.
     """
 
@@ -83,8 +91,11 @@ class MCPTools:
         cwd: str | os.PathLike[str],
         wire_format: str = "ollama",
         timeout: float = CALL_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
-        self.connection = MCPConnection(command, cwd=cwd, timeout=timeout)
+        self.connection = MCPConnection(
+            command, cwd=cwd, timeout=timeout, start_timeout=start_timeout
+        )
         try:
             listed = self.connection.list_tools()
         except MCPError:
