@@ -4,7 +4,7 @@ Read it in this order, and follow one request from start to end without leaving
 this folder:
 
 - ``contracts.py``: every plug-in the loop takes (a model, tools, a wire format, a gate,
-  a budget), the :class:`Turn` a reply is folded into, and what each event holds;
+  a budget, hooks), the :class:`Turn` a reply is folded into, and what each event holds;
 - ``loop.py``: ``agent_events``, the loop itself;
 - ``formats/``: what is per provider, one module each (``ollama.py``, ``openai.py``,
   ``anthropic.py``): how a reply streams in and is folded into a turn, how results go back;
@@ -16,8 +16,10 @@ Beside them: ``toolset.py`` (a tool's name, schema and handler in one record),
 ``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py`` (running tests
 safely), ``atomic.py`` (writing files whole), and the pieces of the later lessons:
 ``shell.py`` (a shell tool), ``gate.py`` (a permission gate) with ``shell_syntax.py``
-(the commands a shell string would run), ``conversation.py`` (measuring a conversation)
-and ``budget.py`` (the context budget). This package imports only the standard library
+(the commands a shell string would run), ``conversation.py`` (measuring a conversation),
+``budget.py`` (the context budget), ``hooks.py`` with ``hook_process.py`` (programs the
+user configures around every call), and ``mcp_client.py`` with ``mcp_tools.py`` and
+``json_schema.py`` (tools that live in another process, over the Model Context Protocol). This package imports only the standard library
 and itself: the models, recordings, lessons and grading are built on it, not in it.
 """
 
