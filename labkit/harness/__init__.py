@@ -19,8 +19,9 @@ safely), ``atomic.py`` (writing files whole), and the pieces of the later lesson
 (the commands a shell string would run), ``conversation.py`` (measuring a conversation),
 ``budget.py`` (the context budget), ``hooks.py`` with ``hook_process.py`` (programs the
 user configures around every call), and ``mcp_client.py`` with ``mcp_tools.py`` and
-``json_schema.py`` (tools that live in another process, over the Model Context Protocol). This package imports only the standard library
-and itself: the models, recordings, lessons and grading are built on it, not in it.
+``json_schema.py`` (tools that live in another process, over the Model Context
+Protocol). This package imports only the standard library and itself: the models,
+recordings, lessons and grading are built on it, not in it.
 """
 
 from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, Turn, tool_names
