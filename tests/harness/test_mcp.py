@@ -223,3 +223,24 @@ def test_mcp_tools_refuse_a_broken_tool_check_arguments_and_end_on_a_dead_server
     with MCPTools(faulty_server_command("exits"), cwd=tmp_path) as tools:
         with pytest.raises(ToolsFailed, match="cannot be used any more"):
             tools.invoke("run_tests", {})
+
+
+def test_the_gate_and_hooks_stand_before_an_mcp_tool_as_before_a_local_one(tmp_path):
+    from labkit.harness import agent_events
+    from labkit.harness.gate import Gate, Policy
+    from labkit.models.chunks import call
+    from labkit.models.scripted import PlannedTurn, ScriptedChat
+
+    plan = [
+        PlannedTurn(tool_calls=[call("run_tests"), call("read_file", path="a.txt")]),
+        PlannedTurn(content="done"),
+    ]
+    gate = Gate(Policy(tools={"read_file": "allow"}, default="deny"))
+    with MCPTools(faulty_server_command("lies"), cwd=tmp_path) as tools:
+        events = list(agent_events(ScriptedChat(plan), tools, "task", gate=gate))
+        sent = [
+            m["params"]["name"] for m in messages(tools.traffic) if m.get("method") == "tools/call"
+        ]
+    assert sent == ["read_file"]  # run_tests was denied by the gate: nothing went to the server
+    denied = [e for e in events if e["type"] == "permission" and e["decision"] == "deny"]
+    assert [e["name"] for e in denied] == ["run_tests"]
