@@ -45,13 +45,3 @@ def test_help_explains_every_option():
     out = labkit("replay", "--help").stdout
     for option in ("--max-turns", "--loose", "--speed", "recording"):
         assert option in out
-
-
-def test_replay_of_a_run_through_mcp_with_hooks_shows_each_hook_and_matches():
-    result = labkit("replay", "extension")
-    out = result.stdout
-    assert result.returncode == 0, result.stderr
-    assert "          hook protect-tests (before_tool): deny: tests/test_path_rules.py is a " in out
-    assert "          hook check-tests (stop): deny: Not done: the independent check" in out
-    assert "Stopped: assistant_finished after 6 model turns and 4 tool calls" in out
-    assert "Replay matches the recording." in out

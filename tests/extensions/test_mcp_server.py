@@ -203,14 +203,3 @@ def test_the_official_inspector_lists_and_calls_the_server(inspector, copy):
     assert code == 0, err
     result = json.loads(out)["result"]
     assert result["structuredContent"]["content"] == (copy / SOURCE_FILE).read_text()
-    code, out, err = inspect(
-        inspector,
-        copy,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "read_file",
-        "--tool-arg",
-        "path=../x",
-    )
-    assert code == 5 and "tool_is_error" in out + err  # a tool error, as the inspector reports one

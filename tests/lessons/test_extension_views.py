@@ -2,25 +2,22 @@
 each hook did, and the lesson's helpers (a failing server's run, a traffic line)."""
 
 import pytest
-from conftest import FakeTools, ListChat, call, final_text_turn, replayed_events, texts_with_class
+from conftest import FakeTools, ListChat, call, final_text_turn, texts_with_class
 from conftest import tool_turn as tool_turn_of
 
 from labkit import load_recording
 from labkit.harness import agent_events
 from labkit.harness.hooks import HookSet, PythonHook
+from labkit.lessons import render
 from labkit.lessons.extension import fault_run, traffic_line
 from labkit.lessons.mcp_traffic import traffic_static_html, traffic_step_html, traffic_steps
 from labkit.lessons.steps import conversation_story
+from labkit.lessons.trace import event_line
 
 
 @pytest.fixture(scope="module")
 def extension():
     return load_recording("extension.json")
-
-
-@pytest.fixture(scope="module")
-def extension_events():
-    return replayed_events("extension")
 
 
 def test_the_traffic_is_laid_out_turn_by_turn_beside_each_reply(extension):
@@ -64,21 +61,45 @@ def test_a_line_of_garbage_is_shown_escaped_and_named():
         traffic_steps({"turns": [], "events": []})
 
 
-def test_the_conversation_says_what_each_hook_did(extension_events):
-    story = conversation_story(extension_events)
+def test_the_conversation_says_what_each_hook_did():
+    hooks = HookSet(
+        [
+            PythonHook("protect", ["before_tool"], function=lambda e: {"decision": "deny"}),
+            PythonHook("check", ["stop"], function=lambda e: {"decision": "deny", "reason": "no"}),
+        ],
+        ".",
+    )
+    chat = ListChat(tool_turn_of(call("echo")), final_text_turn("done."), final_text_turn("ok."))
+    story = conversation_story(list(agent_events(chat, FakeTools(), "task", hooks=hooks)))
     captions = [step.caption for step in story]
     assert (
-        "the hook protect-tests denied edit_file (turn 2): the harness appended the refusal, "
+        "the hook protect denied echo (turn 1): the harness appended the refusal, "
         "which the model reads instead of a result" in captions
     )
     assert (
-        "the stop hook check-tests denied the stop (turn 3): the harness appended its reason as "
+        "the stop hook check denied the stop (turn 2): the harness appended its reason as "
         "a user message, and the model goes back to work" in captions
     )
     last = story[-1]
     hooked = {index: [h["hook"] for h in found] for index, found in last.hooks.items()}
-    roles = [message["role"] for message in last.messages]
-    assert [roles[index] for index in hooked] == ["tool", "user", "tool"]
+    assert hooked == {3: ["protect"], 5: ["check"]}
+    assert [m["role"] for m in last.messages][3:6] == ["tool", "assistant", "user"]
+    assert texts_with_class(render.conversation_step_html(story, len(story) - 1), "labkit-hook")
+
+
+def test_the_trace_prints_what_each_hook_did(extension):
+    lines = [event_line(event, 40) for event in extension["events"] if event["type"] == "hook"]
+    assert lines == [
+        "          hook protect-tests (before_tool): deny: "
+        "tests/test_path_rules.py is a test fi...",
+        "          hook check-tests (stop): deny: Not done: the independent check still...",
+        "          hook protect-tests (before_tool): allow",
+        "          hook check-tests (stop): allow",
+    ]
+    failed = {"hook": "h", "point": "stop", "decision": "allow", "failure": "timeout"}
+    assert event_line({"type": "hook", **failed}) == (
+        "          hook h (stop): allow, by default: it failed (timeout)"
+    )
 
 
 def test_context_kept_from_the_start_and_a_part_sent_once_are_each_a_step():

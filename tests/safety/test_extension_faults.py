@@ -63,12 +63,12 @@ def test_a_hostile_hook_returns_on_time_bounded_and_leaves_nothing_running(
 ):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     hook = CommandHook(
-        "hostile", ["before_tool"], command=python(tmp_path, "hook", HOSTILE_HOOKS[kind]), timeout=2
+        "hostile", ["before_tool"], command=python(tmp_path, "hook", HOSTILE_HOOKS[kind]), timeout=1
     )
     event = {"turn": 1, "tool": "edit_file", "arguments": {"path": "x" * 200_000}}
     started = time.monotonic()
     [decision] = HookSet([hook], copy).run("before_tool", event)
-    assert time.monotonic() - started < 2 + HANG
+    assert time.monotonic() - started < 1 + HANG
     safety_tally["hostile hooks run"] += 1
     assert processes_in(copy) == []
     assert "sk-ant-secret" not in json.dumps(decision.event_fields())
@@ -111,10 +111,10 @@ def test_a_hook_at_every_point_that_fails_every_way_never_breaks_the_loop(
 
 SERVERS = {
     "a line of 10 MB with no end": """
-        import sys, time
+        import sys
         sys.stdout.write("x" * 10_000_000)
         sys.stdout.flush()
-        time.sleep(60)
+        sys.stdin.read()
     """,
     "answers 100,000 levels deep": """
         import sys
@@ -122,8 +122,7 @@ SERVERS = {
         deep = "[" * 100_000 + "]" * 100_000
         sys.stdout.write('{"jsonrpc": "2.0", "id": 1, "result": ' + deep + '}\\n')
         sys.stdout.flush()
-        import time
-        time.sleep(60)
+        sys.stdin.read()
     """,
     "answers a request it was never sent": """
         import json, sys
