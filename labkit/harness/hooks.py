@@ -235,7 +235,8 @@ class CommandHook(Hook):
 @dataclass(frozen=True)
 class PythonHook(Hook):
     """A Python function in this process: ``function(event)`` returns a reply object (or
-    None, to allow). Its reply is read by the same rules; an exception is a ``crash``."""
+    None, to allow). Its reply is read by the same rules, as the JSON a command hook would
+    print (a value JSON cannot hold is ``not_json``); an exception is a ``crash``."""
 
     function: Callable[[dict], Any] = field(default=lambda event: None, compare=False)
 
@@ -244,9 +245,13 @@ class PythonHook(Hook):
             reply = self.function(event)
         except Exception as exc:  # noqa: BLE001 (a hook's bug is its failure, named)
             return failed(self.name, point, "crash", f"{type(exc).__name__}: {exc}")
-        return HookDecision(self.name, point) if reply is None else (
-            decision_from_reply(self.name, point, reply)
-        )  # fmt: skip
+        if reply is None:
+            return HookDecision(self.name, point)
+        try:  # what a command hook could print: JSON data only, no Python object
+            reply = json.loads(json.dumps(reply, allow_nan=False))
+        except (TypeError, ValueError, RecursionError) as exc:
+            return failed(self.name, point, "not_json", f"its reply is not JSON data ({exc})")
+        return decision_from_reply(self.name, point, reply)
 
 
 class HookSet:

@@ -220,6 +220,10 @@ def test_a_python_hook_that_raises_or_answers_nonsense_is_a_named_failure():
     text = HookSet([PythonHook("p", ["run_start"], function=lambda e: "yes")], ".")
     [decision] = text.run("run_start", {"turn": 0, "task": "t", "tools": []})
     assert (decision.decision, decision.failure) == ("allow", "not_json")
+    odd = HookSet([PythonHook("p", ["after_tool"], function=lambda e: {"result": {"s": {1}}})], ".")
+    [decision] = odd.run("after_tool", {"turn": 1, "tool": "t", "arguments": {}, "result": {}})
+    assert (decision.decision, decision.failure) == ("allow", "not_json")
+    assert decision.detail.startswith("its reply is not JSON data (Object of type set")
 
 
 # --- command hooks, as processes ----------------------------------------------------------------
