@@ -13,7 +13,7 @@ import pytest
 from conftest import FakeTools, ListChat, call, final_text_turn, tool_turn
 
 from labkit import failure_cases, load_recording, run_case
-from labkit.harness import EVENT_TYPES, STOP_REASONS, Chat, RepoTools, Tools, agent_events
+from labkit.harness import EVENT_TYPES, FORMATS, STOP_REASONS, Chat, RepoTools, Tools, agent_events
 from labkit.harness.contracts import ToolsFailed
 from labkit.harness.gate import Gate, Policy
 from labkit.harness.hooks import HookSet, PythonHook
@@ -199,3 +199,26 @@ def test_the_harness_imports_only_the_standard_library_and_itself():
             else:
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names, f"{module.name} imports {name}"
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_wire_format_declares_a_tool_and_says_which_names_it_refuses(name):
+    """A format added later must give both: MCP tools (lesson 11) are declared through it."""
+    wire = FORMATS[name]
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}}
+    declared = wire.tool_schema("read_file", "Read a file.", parameters)
+    assert "read_file" in str(declared) and parameters in _values(declared)
+    assert wire.tool_name_problem("read_file") is None
+    assert wire.tool_name_problem("") is not None
+    with pytest.raises(ValueError):
+        wire.tool_schema("", "no name", parameters)
+
+
+def _values(value):
+    """Every dict inside ``value``, itself included."""
+    found = [value] if isinstance(value, dict) else []
+    for inner in (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    ):
+        found += _values(inner)
+    return found
