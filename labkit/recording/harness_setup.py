@@ -13,10 +13,11 @@ the budget. So a recording that used more than the course's three tools keeps a
                 "hooks": {"hooks": [{"name": "protect-tests", "on": ["before_tool"], ...}]}}
 
 ``"tools": "mcp"`` is the course's MCP server (``labkit.extensions.mcp_server``), started
-in the run's copy and ended with the run (``open_tools``). A person's answers to the gate
-are not repeated here: the recorded ``permission`` events hold every decision, and the
-replay gives the same answers in the same order. Hooks are kept as their configuration
-(commands): a replay runs them again, as it runs the tools again.
+in the run's copy and ended with the run (``open_tools``). A budget of a conversation in
+another wire format than Ollama's also keeps its ``"wire_format"``. A person's answers to
+the gate are not repeated here: the recorded ``permission`` events hold every decision,
+and the replay gives the same answers in the same order. Hooks are kept as their
+configuration (commands): a replay runs them again, as it runs the tools again.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def harness_setup(tools: str = "repo", gate=None, budget=None, hooks=None) -> di
         }
     if budget is not None:
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
+        if getattr(budget, "wire_format", "ollama") != "ollama":
+            setup["budget"]["wire_format"] = budget.wire_format
     if hooks is not None:
         setup["hooks"] = load_hooks(hooks, ".").config()
     return setup
@@ -98,8 +101,10 @@ def replay_harness(recording: dict) -> dict:
         answers = recorded_answers(recording)
         policy = policy_from(setup["policy"])
         pieces["gate"] = Gate(policy, Answers(answers))
-    if "budget" in setup:
-        pieces["budget"] = Budget(**setup["budget"])
+    if "budget" in setup:  # it measures in the recording's wire format unless it says
+        pieces["budget"] = Budget(
+            **{"wire_format": recording.get("wire_format", "ollama"), **setup["budget"]}
+        )
     if "hooks" in setup:
         pieces["hooks"] = setup["hooks"]
     return pieces

@@ -30,8 +30,12 @@ OBJECT = {"type": "object"}
 NAME_PATTERNS = {
     "ollama": r"(?s).+",  # any name that is not empty
     "openai": r"[a-zA-Z0-9_-]{1,64}",
+    "openai-responses": r"[a-zA-Z0-9_-]{1,64}",
     "anthropic": r"[a-zA-Z0-9_-]{1,64}",
+    "gemini": r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}",
 }
+#: Where each provider puts the parameters' JSON Schema.
+SCHEMA_KEYS = {"anthropic": "input_schema", "gemini": "parametersJsonSchema"}
 
 
 def schema_reference(mcp_tool: dict, provider: str) -> dict:
@@ -46,7 +50,11 @@ def schema_reference(mcp_tool: dict, provider: str) -> dict:
     description = mcp_tool.get("description") or mcp_tool.get("title") or ""
     if provider == "anthropic":
         return {"name": name, "description": description, "input_schema": parameters}
+    if provider == "gemini":
+        return {"name": name, "description": description, "parametersJsonSchema": parameters}
     function = {"name": name, "description": description, "parameters": parameters}
+    if provider == "openai-responses":
+        return {"type": "function", **function, "strict": False}
     return {"type": "function", "function": function}
 
 
@@ -107,6 +115,11 @@ SCHEMA_CASES = [
      "OpenAI's Chat Completions take the same shape as Ollama's"),
     ("read_file for Anthropic", READ_FILE, "anthropic",
      "Anthropic: no 'function' wrapper; {'name', 'description', 'input_schema'}"),
+    ("read_file for OpenAI's Responses API", READ_FILE, "openai-responses",
+     "the Responses API: flat, {'type': 'function', 'name', 'description', 'parameters', "
+     "'strict': False}"),
+    ("read_file for Gemini", READ_FILE, "gemini",
+     "Gemini: {'name', 'description', 'parametersJsonSchema'}"),
     ("an optional argument", EDIT, "anthropic",
      "'count' is not required: keep 'required' as the MCP tool gives it"),
     ("a tool with no arguments", RUN_TESTS, "openai",
@@ -121,6 +134,9 @@ SCHEMA_CASES = [
     ("a name with a dot, for OpenAI", {"name": "files.read", "description": "Read.",
      "inputSchema": {"type": "object", "properties": {}}}, "openai",
      "OpenAI takes only a-z A-Z 0-9 _ - in a name: raise ValueError"),
+    ("a name with a dot, for Gemini", {"name": "files.read", "description": "Read.",
+     "inputSchema": {"type": "object", "properties": {}}}, "gemini",
+     "Gemini takes a dot in a name"),
     ("a provider the lesson does not know", READ_FILE, "cohere",
      "a provider not in NAME_PATTERNS: raise ValueError"),
 ]  # fmt: skip
@@ -137,6 +153,11 @@ HIDDEN_SCHEMA_CASES = [
     ("a name of 65 characters", {"name": "t" * 65, "description": "Long.",
      "inputSchema": {"type": "object", "properties": {}}}, "anthropic",
      "Anthropic takes at most 64 characters: raise ValueError"),
+    ("a name that starts with a digit, for Gemini", {"name": "2fast", "description": "Go.",
+     "inputSchema": {"type": "object", "properties": {}}}, "gemini",
+     "Gemini wants a letter or _ first: raise ValueError"),
+    ("nested objects, Gemini", NESTED, "gemini",
+     "the whole inputSchema is the parametersJsonSchema"),
 ]  # fmt: skip
 
 
@@ -173,8 +194,8 @@ def drawn_tool(draw: random.Random) -> tuple:
     dot or too long, a description or a title or neither."""
     letters = string.ascii_lowercase + "_"
     name = "".join(draw.choices(letters, k=draw.randrange(3, 12)))
-    if draw.random() < 0.25:
-        name = draw.choice([name + ".v2", name * 10, "mcp__" + name])
+    if draw.random() < 0.3:
+        name = draw.choice([name + ".v2", name * 10, "mcp__" + name, "2" + name])
     properties = {
         "".join(draw.choices(letters, k=draw.randrange(2, 8))): {
             "type": draw.choice(["string", "integer", "boolean", "number"])
@@ -218,7 +239,7 @@ def _schema_problem(got, case, outcome) -> str | None:
         return f"the top-level keys are {sorted(got)}; {provider} wants {sorted(expected)}"
     if not isinstance(inner_got, dict) or sorted(inner_got) != sorted(inner):
         return f"the tool's fields are {show(inner_got, 120)}; {provider} wants {sorted(inner)}"
-    key = "input_schema" if provider == "anthropic" else "parameters"
+    key = SCHEMA_KEYS.get(provider, "parameters")
     mine, theirs = inner_got.get(key), inner[key]
     if not same(inner_got.get("description"), inner["description"]):
         return (
