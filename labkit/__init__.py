@@ -17,8 +17,10 @@
 
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
-(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 12 a
-sandbox under the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
+(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``). Lesson 11
+adds tools from an MCP server (``MCPTools``, ``tool_schema_of``, ``result_of``) and hooks
+(``load_hooks``, ``HookSet``, ``PythonHook``, ``decision_of``); lesson 12 a sandbox under
+the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -38,6 +40,7 @@ from .harness import (
     Checks,
     OllamaAssembler,
     RepoTools,
+    ToolCall,
     Tools,
     Turn,
     agent_events,
@@ -50,13 +53,18 @@ from .harness import (
 )
 from .harness.budget import Budget, compact, head_and_tail
 from .harness.conversation import measure, order_problems, request_sizes
+from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
-from .harness.prompt import BUDGET_TASK, SANDBOX_TASK, SHELL_TASK
+from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
+from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
+from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
+from .lessons.hook_programs import hook_command
 from .lessons.lesson import (
     LessonError,
     LessonRun,
@@ -89,6 +97,7 @@ from .recording import (
     load_recording,
     recorded_answers,
     recording_path,
+    replay_attempt,
     replay_harness,
     run_attempt,
     save_recording,
@@ -171,6 +180,24 @@ __all__ = [
     "replay_harness",
     "request_sizes",
     "run_command",
+    # lesson 11
+    "CommandHook",
+    "EXTENSION_TASK",
+    "FORMATS",
+    "HookSet",
+    "MCPTools",
+    "MCPTrafficView",
+    "PythonHook",
+    "ToolCall",
+    "decision_of",
+    "fault_run",
+    "hook_command",
+    "load_hooks",
+    "replay_attempt",
+    "result_of",
+    "server_gone",
+    "tool_schema_of",
+    "traffic_line",
     # lesson 12
     "Limits",
     "SANDBOX_PROFILES",
@@ -189,6 +216,7 @@ __all__ = [
 _ON_FIRST_USE = {
     "ChunkStepper": ".lessons.widgets",
     "ConversationView": ".lessons.widgets",
+    "MCPTrafficView": ".lessons.widgets",
     "ApprovalPanel": ".lessons.gate_widget",
     "in_worker": ".lessons.gate_widget",
     "OllamaModel": ".models.ollama_model",

@@ -321,7 +321,12 @@ def conversation_step_html(story: list, index: int) -> str:
         [
             caption,
             *(
-                message_html(message, new=number == newest, decision=step.gate.get(number))
+                message_html(
+                    message,
+                    new=number == newest,
+                    decision=step.gate.get(number),
+                    hooks=step.hooks.get(number, ()),
+                )
                 for number, message in enumerate(step.messages)
             ),
         ]
@@ -350,9 +355,12 @@ def conversation_summary(story: list) -> str:
     )
 
 
-def message_html(message: dict, *, new: bool = False, decision: dict | None = None) -> str:
+def message_html(
+    message: dict, *, new: bool = False, decision: dict | None = None, hooks=()
+) -> str:
     """One message of the conversation: a role label, then its fields, long text folded.
-    ``decision``: the permission gate's event for the call a tool message answers."""
+    ``decision``: the permission gate's event for the call a tool message answers;
+    ``hooks``: the hook events behind the message."""
     role = str(message.get("role", ""))
     css_role = role if role in ROLE_COLOURS else "other"
     rgb = ROLE_COLOURS[css_role]
@@ -374,6 +382,16 @@ def message_html(message: dict, *, new: bool = False, decision: dict | None = No
                 GATE_COLOURS.get(outcome, "127,127,127"),
                 "margin:4px 0;padding:2px 6px;font-size:12px",
                 _text(verdict),
+            )
+        )
+    for hook in hooks:
+        outcome = hook.get("decision", "allow")
+        parts.append(
+            _tinted(
+                f"labkit-hook labkit-hook-{outcome}",
+                GATE_COLOURS.get(outcome, "127,127,127"),
+                "margin:4px 0;padding:2px 6px;font-size:12px",
+                _text(hook_line(hook)),
             )
         )
     if role == "tool" and COMPACTED.match(str(message.get("content", ""))):
@@ -401,6 +419,17 @@ def message_html(message: dict, *, new: bool = False, decision: dict | None = No
         ]
     css_class = f"labkit-message labkit-role-{css_role}" + (" labkit-new" if new else "")
     return _tinted(css_class, rgb, "margin:6px 0;padding:4px 8px", "".join(parts))
+
+
+def hook_line(hook: dict) -> str:
+    """What one hook did, in one line: its name and point, its decision, and why."""
+    said = f"hook {hook.get('hook')} ({hook.get('point')}): {hook.get('decision')}"
+    if hook.get("failure"):
+        return f"{said}, by default: it failed ({hook['failure']}: {hook.get('detail')})"
+    changed = [key for key in ("arguments", "result", "context") if key in hook]
+    if changed:
+        said += f", gave {' and '.join(changed)}"
+    return said + (f": {hook['reason']}" if hook.get("reason") else "")
 
 
 def _fold(text: str, css_class: str, look: str = "code") -> str:

@@ -23,6 +23,11 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
         return f"  turn {event['turn']}: {event['name']} {short(event['arguments'], limit)}"
     if kind == "permission":
         return f"          gate: {event['verdict']}, so {event['decision']} (by {event['by']})"
+    if kind == "hook":
+        failed = f", by default: it failed ({event['failure']})" if event.get("failure") else ""
+        reason = f": {short(event['reason'], limit)}" if event.get("reason") else ""
+        said = f"{event['decision']}{failed}{reason}"
+        return f"          hook {event['hook']} ({event['point']}): {said}"
     if kind == "tool_result":
         return f"          -> {short(event['result'], limit)}"
     if kind == "stopped":

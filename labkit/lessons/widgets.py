@@ -1,7 +1,9 @@
 """The two lesson widgets: thin ipywidgets shells around ``steps`` and ``render``.
 
 ``ChunkStepper(turn)`` steps through the raw chunks of one streamed turn;
-``ConversationView(events)`` steps through a run's message list as it grows.
+``ConversationView(events)`` steps through a run's message list as it grows;
+``MCPTrafficView(recording)`` steps through a run through an MCP server, the model's
+replies beside the JSON-RPC lines they caused.
 Each shows the HTML of its current step; where a notebook is shown without a
 kernel, its saved output falls back to a static HTML view of the final state.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..harness.loop import positive_int
-from . import render
+from . import mcp_traffic, render
 from .steps import TAIL, FragmentSteps, TurnSteps, conversation_story
 
 
@@ -140,3 +142,26 @@ class ConversationView(_Stepper):
 
     def summary(self) -> str:
         return render.conversation_summary(self.story)
+
+
+class MCPTrafficView(_Stepper):
+    """Step through a recorded run through an MCP server (``mcp_traffic``): each model
+    reply, then each JSON-RPC line its calls sent or got, two columns side by side.
+
+    ``recording`` is a run's recording (``run.recording``, or ``load_recording``): the
+    traffic is kept there, under ``"mcp"``."""
+
+    css_class = "labkit-traffic"
+
+    def __init__(self, recording: dict):
+        self.steps = mcp_traffic.traffic_steps(recording)
+        super().__init__(1, len(self.steps), label="step")
+
+    def step_html(self, value: int) -> str:
+        return mcp_traffic.traffic_step_html(self.steps, value - 1)
+
+    def static_html(self) -> str:
+        return mcp_traffic.traffic_static_html(self.steps)
+
+    def summary(self) -> str:
+        return mcp_traffic.traffic_summary(self.steps)

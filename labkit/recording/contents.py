@@ -7,8 +7,10 @@ request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
 model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
 ``"anthropic"``, ``"openai-responses"``, ``"gemini"``); without it, it is Ollama's. A run
-with more than the three repository tools, a gate or a budget keeps them under
-``"harness"`` (``harness_setup.py``).
+with more than the three repository tools, a gate, a budget or hooks keeps them under
+``"harness"`` (``harness_setup.py``). A run through an MCP server keeps every JSON-RPC
+line each way under ``"mcp"``: ``{"traffic": [{"dir": "c2s" | "s2c" | "junk", "line":
+"..."}, ...]}``, which a strict replay must repeat line for line.
 
 ``recording_problem`` is pure: it says what makes a value unusable (nested more than
 ``MAX_NESTING`` levels, a number that is not finite, a structure that does not hold), or
@@ -100,6 +102,7 @@ def recording_problem(recording) -> str | None:
         or _checks_problem(recording)
         or _turns_problem(recording["turns"], wire_format)
         or _events_problem(recording)
+        or (_mcp_problem(recording["mcp"]) if "mcp" in recording else None)
     )
 
 
@@ -236,6 +239,28 @@ def _events_problem(recording: dict) -> str | None:
             f"its events make {requests} model requests but it holds "
             f"{len(recording['turns'])} turns"
         )
+    return None
+
+
+TRAFFIC_DIRECTIONS = ("c2s", "s2c", "junk")  # client to server, server to client, not JSON-RPC
+
+
+def _mcp_problem(mcp) -> str | None:
+    traffic = mcp.get("traffic") if isinstance(mcp, dict) else None
+    if not isinstance(traffic, list) or set(mcp) != {"traffic"}:
+        return "'mcp' is not an object holding only a 'traffic' list"
+    for number, entry in enumerate(traffic, start=1):
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"dir", "line"}
+            and entry["dir"] in TRAFFIC_DIRECTIONS
+            and isinstance(entry["line"], str)
+            and "\n" not in entry["line"]
+        ):
+            return (
+                f"mcp traffic entry {number} is not {{'dir': one of {TRAFFIC_DIRECTIONS}, "
+                "'line': one line of text}"
+            )
     return None
 
 

@@ -40,6 +40,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from labkit import assemble_turn, load_recording, serve_recording
 from labkit.grading.conventions import nbgrader_role
+from labkit.lessons.mcp_traffic import traffic_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -67,6 +68,7 @@ class Lesson:
         None  # an Approve/Deny panel: (command shown, what running it prints)
     )
     wire_format: str = "ollama"  # the format of the stepper's turn
+    traffic: str | None = None  # the recording whose MCP traffic an MCPTrafficView steps
 
     def __str__(self) -> str:
         return self.name
@@ -85,6 +87,7 @@ LESSONS = [
         approve=("getpass.getuser()", '"stdout": "I run as '),
     ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
+    Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
 ]
 
@@ -231,6 +234,12 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
+        if lesson.traffic:
+            traffic = notebook.panel.locator(".labkit-traffic.jupyter-widgets")
+            assert traffic.count(), (
+                f"{lesson.name} shows no live MCP traffic view (.labkit-traffic)"
+            )
+            check_traffic(traffic.first, traffic_captions(lesson.traffic))
         # the screenshot shows the lesson's first widget, else its first picture
         approval = notebook.panel.locator(".labkit-approval")
         shown = [
@@ -381,6 +390,21 @@ def check_conversation(view, roles: list[str]) -> None:
     assert role_of(messages.nth(shown)) == roles[shown], (
         f"after Next, message {shown + 1} should be the recording's {roles[shown]!r} message"
     )
+
+
+def traffic_captions(recording_name: str) -> list[str]:
+    """What an MCPTrafficView of the recording says at each step."""
+    steps = traffic_steps(load_recording(RECORDINGS / recording_name))
+    return [f"step {n} of {len(steps)}: {step.caption}" for n, step in enumerate(steps, 1)]
+
+
+def check_traffic(view, captions: list[str]) -> None:
+    """The view starts at the first JSON-RPC line; Next shows the next step's caption."""
+    view.scroll_into_view_if_needed()
+    heading = view.locator(".labkit-head").first
+    expect(heading).to_have_text(captions[0], timeout=30_000)
+    view.locator(".labkit-next").first.click()
+    expect(heading).to_have_text(captions[1], timeout=30_000)
 
 
 def role_of(message) -> str | None:

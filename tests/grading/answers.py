@@ -36,6 +36,8 @@ ANSWER_NAMES = {
     "check_compaction": "compact_conversation",
     "check_assemble_calls": "assemble_openai_calls",
     "check_result_messages": "result_messages",
+    "check_mcp_to_tool_schema": "mcp_to_tool_schema",
+    "check_hook_decision": "hook_decision",
     "check_layers": "stopped_by",
 }
 
@@ -1393,6 +1395,264 @@ def $name(messages, budget):
     return result
 """,
                 "shorter than NOTE",
+            ),
+        ],
+    }
+)
+
+
+# --- Lesson 11 ------------------------------------------------------------------------------
+
+#: What lesson 11's answer cells give above the learner's code.
+SCHEMA_GIVEN = """
+import copy
+import re
+NAME_PATTERNS = {
+    "ollama": r"(?s).+",
+    "openai": r"[a-zA-Z0-9_-]{1,64}",
+    "openai-responses": r"[a-zA-Z0-9_-]{1,64}",
+    "anthropic": r"[a-zA-Z0-9_-]{1,64}",
+    "gemini": r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}",
+}
+"""
+HOOK_GIVEN = """
+CAN_DENY = ("before_tool", "stop")
+MAY_GIVE = {
+    "run_start": ("context",),
+    "before_request": ("context",),
+    "before_tool": ("arguments",),
+    "after_tool": ("context", "result"),
+    "stop": (),
+}
+KINDS = {"reason": str, "context": str, "arguments": dict, "result": dict}
+NO_REASON = "the hook gave no reason"
+"""
+_SCHEMA_BODY = """
+def $name(mcp_tool, provider):
+    if provider not in NAME_PATTERNS or not re.fullmatch(NAME_PATTERNS[provider], mcp_tool["name"]):
+        raise ValueError(provider)
+    parameters = {**copy.deepcopy(mcp_tool["inputSchema"])}
+    if "properties" not in parameters:
+        parameters["properties"] = {}
+    description = mcp_tool.get("description") or mcp_tool.get("title", "")
+    SHAPE
+"""
+_FUNCTION = (
+    '{"type": "function", "function": {"name": mcp_tool["name"], '
+    '"description": description, "parameters": parameters}}'
+)
+
+
+_FLAT = (
+    '{"type": "function", "name": mcp_tool["name"], "description": description, '
+    '"parameters": parameters, "strict": False}'
+)
+_GEMINI = (
+    '{"name": mcp_tool["name"], "description": description, "parametersJsonSchema": parameters}'
+)
+
+
+def _schema(shape_anthropic: str, shape_other: str = _FUNCTION, body: str = _SCHEMA_BODY) -> str:
+    return SCHEMA_GIVEN + body.replace(
+        "SHAPE",
+        f"if provider == 'anthropic':\n        return {shape_anthropic}\n"
+        f"    if provider == 'gemini':\n        return {_GEMINI}\n"
+        f"    if provider == 'openai-responses':\n        return {_FLAT}\n"
+        f"    return {shape_other}",
+    )
+
+
+_ANTHROPIC = '{"name": mcp_tool["name"], "description": description, "input_schema": parameters}'
+_HOOK_START = """
+import json
+def $name(hook_output, exit_code):
+    point, out, err = hook_output["point"], hook_output["stdout"], hook_output["stderr"]
+    default = "deny" if point == "before_tool" else "allow"
+    def failed(name):
+        return {"decision": default, "failure": name}
+"""
+_HOOK_REPLY = """
+    try:
+        reply = json.loads(out)
+    except ValueError:
+        return failed("not_json")
+    if not isinstance(reply, dict):
+        return failed("not_json")
+    decision = reply.get("decision", "allow")
+    if set(reply) - {"decision", "reason", *MAY_GIVE[point]} or decision not in ("allow", "deny"):
+        return failed("bad_reply")
+    if any(k in reply and type(reply[k]) is not kind for k, kind in KINDS.items()):
+        return failed("bad_reply")
+    if decision == "deny" and (point not in CAN_DENY or "arguments" in reply):
+        return failed("bad_reply")
+    result = dict(reply, decision=decision)
+    if decision == "deny" and not reply.get("reason"):
+        result["reason"] = NO_REASON
+    return result
+"""
+_HOOK_CODES = """
+    if exit_code is None:
+        return failed("timeout")
+    if exit_code == 2:
+        if point not in CAN_DENY:
+            return failed("bad_reply")
+        return {"decision": "deny", "reason": err.strip() or NO_REASON}
+    if exit_code != 0:
+        return failed("crash")
+    if not out.strip():
+        return {"decision": "allow"}
+"""
+
+RIGHT.update(
+    {
+        "check_mcp_to_tool_schema": _schema(_ANTHROPIC),
+        "check_hook_decision": HOOK_GIVEN + _HOOK_START + _HOOK_CODES + _HOOK_REPLY,
+    }
+)
+
+WRONG.update(
+    {
+        "check_mcp_to_tool_schema": [
+            Answer(
+                "passes the MCP tool through as it is",
+                SCHEMA_GIVEN
+                + """
+def $name(mcp_tool, provider):
+    if provider not in NAME_PATTERNS or not re.fullmatch(NAME_PATTERNS[provider], mcp_tool["name"]):
+        raise ValueError(provider)
+    tool = {key: mcp_tool[key] for key in ("name", "description", "inputSchema") if key in mcp_tool}
+    return tool if provider in ("anthropic", "gemini") else {"type": "function", "function": tool}
+""",
+                "went through under its own name",
+            ),
+            Answer(
+                "drops required: parameters rebuilt from the properties",
+                _schema(_ANTHROPIC).replace(
+                    'parameters = {**copy.deepcopy(mcp_tool["inputSchema"])}',
+                    'parameters = {"type": "object", "properties": '
+                    'copy.deepcopy(mcp_tool["inputSchema"].get("properties", {}))}',
+                ),
+                "lost 'required'",
+            ),
+            Answer(
+                "Anthropic's schema under 'parameters'",
+                _schema(
+                    '{"name": mcp_tool["name"], "description": description, '
+                    '"parameters": parameters}'
+                ),
+                "anthropic wants",
+            ),
+            Answer(
+                "no name check: every provider takes a dot",
+                _schema(_ANTHROPIC).replace(
+                    'or not re.fullmatch(NAME_PATTERNS[provider], mcp_tool["name"])', ""
+                ),
+                "ValueError must come out",
+            ),
+            Answer(
+                "a missing description is a KeyError",
+                _schema(_ANTHROPIC).replace(
+                    'mcp_tool.get("description") or mcp_tool.get("title", "")',
+                    'mcp_tool["description"]',
+                ),
+                "raised KeyError",
+            ),
+            Answer(
+                "no empty properties for a tool without arguments",
+                _schema(_ANTHROPIC).replace(
+                    'if "properties" not in parameters:\n        parameters["properties"] = {}',
+                    "pass",
+                ),
+                "have no 'properties'",
+            ),
+            Answer(
+                "adds the properties to the caller's inputSchema",
+                _schema(_ANTHROPIC).replace(
+                    'parameters = {**copy.deepcopy(mcp_tool["inputSchema"])}',
+                    'parameters = mcp_tool["inputSchema"]',
+                ),
+                "changed the MCP tool it was given",
+            ),
+        ],
+        "check_hook_decision": [
+            Answer(
+                "garbage on stdout taken as allow",
+                HOOK_GIVEN
+                + _HOOK_START
+                + _HOOK_CODES
+                + _HOOK_REPLY.replace(
+                    '    except ValueError:\n        return failed("not_json")',
+                    '    except ValueError:\n        return {"decision": "allow"}',
+                ),
+                "garbage is not an allow",
+            ),
+            Answer(
+                "ignores the exit code: reads stdout whatever it was",
+                HOOK_GIVEN
+                + _HOOK_START
+                + """
+    if exit_code is None:
+        return failed("timeout")
+    if not out.strip():
+        return {"decision": "allow"}
+"""
+                + _HOOK_REPLY,
+                "exit 2 means no",
+            ),
+            Answer(
+                "lets an after_tool hook give arguments",
+                HOOK_GIVEN.replace(
+                    '"after_tool": ("context", "result")',
+                    '"after_tool": ("context", "result", "arguments")',
+                )
+                + _HOOK_START
+                + _HOOK_CODES
+                + _HOOK_REPLY,
+                "breaks what this point allows",
+            ),
+            Answer(
+                "fails open everywhere, before_tool included",
+                HOOK_GIVEN
+                + _HOOK_START.replace(
+                    'default = "deny" if point == "before_tool" else "allow"',
+                    'default = "allow"',
+                )
+                + _HOOK_CODES
+                + _HOOK_REPLY,
+                "fails closed (deny)",
+            ),
+            Answer(
+                "exit 2 is a deny wherever it comes",
+                HOOK_GIVEN
+                + _HOOK_START
+                + _HOOK_CODES.replace(
+                    '        if point not in CAN_DENY:\n            return failed("bad_reply")\n',
+                    "",
+                )
+                + _HOOK_REPLY,
+                "breaks what this point allows",
+            ),
+            Answer(
+                "a crash reads stdout",
+                HOOK_GIVEN
+                + _HOOK_START
+                + _HOOK_CODES.replace(
+                    '    if exit_code != 0:\n        return failed("crash")\n', ""
+                )
+                + _HOOK_REPLY,
+                "a crash, whatever stdout holds",
+            ),
+            Answer(
+                "a deny without a reason stays without one",
+                HOOK_GIVEN
+                + _HOOK_START
+                + _HOOK_CODES
+                + _HOOK_REPLY.replace(
+                    '    if decision == "deny" and not reply.get("reason"):\n'
+                    '        result["reason"] = NO_REASON\n',
+                    "",
+                ),
+                "NO_REASON",
             ),
         ],
     }

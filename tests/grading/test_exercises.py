@@ -35,11 +35,25 @@ from labkit.grading.checks.lesson08_context_budget import (
     drawn_text,
     size,
 )
+from labkit.grading.checks.lesson11_extension import (
+    DECISION_CASES,
+    HIDDEN_DECISION_CASES,
+    HIDDEN_SCHEMA_CASES,
+    NAME_PATTERNS,
+    SCHEMA_CASES,
+    decision_reference,
+    drawn_hook_run,
+    drawn_tool,
+    schema_reference,
+)
 from labkit.grading.feedback import STUB_ADVICE, Answer, CheckFailed, shown_apart
 from labkit.harness.budget import head_and_tail
 from labkit.harness.contracts import STOP_REASONS
 from labkit.harness.conversation import order_problems
+from labkit.harness.formats import FORMATS
 from labkit.harness.gate import check_command
+from labkit.harness.hooks import decision_of
+from labkit.harness.mcp_tools import tool_schema_of
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
 from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
 from labkit.recording.scenarios import SHELL_POLICY
@@ -62,6 +76,8 @@ ARGUMENTS = {
     "check_compaction": "messages, budget",
     "check_assemble_calls": "api, chunks",
     "check_result_messages": "provider, calls, results",
+    "check_mcp_to_tool_schema": "mcp_tool, provider",
+    "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
 }
 
@@ -231,6 +247,13 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.models.anthropic_server",
         "labkit.models.responses_server",
         "labkit.models.gemini_server",
+        "labkit.harness.hooks",
+        "labkit.harness.hook_process",
+        "labkit.harness.json_schema",
+        "labkit.harness.mcp_client",
+        "labkit.harness.mcp_tools",
+        "labkit.lessons.extension",
+        "labkit.extensions.mcp_server",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}
@@ -403,3 +426,40 @@ def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
             undo = [dict(m) for m in result]
             undo[done[-1]] = messages[done[-1]]
             assert size(undo) > budget, label
+
+
+# --- Lesson 11: the references against the harness they must not use -----------------------
+
+
+def test_the_schema_reference_and_the_harness_conversion_agree():
+    draw = random.Random(11)
+    cases = [(tool, provider) for _, tool, provider, _ in SCHEMA_CASES + HIDDEN_SCHEMA_CASES]
+    cases += [drawn_tool(draw) for _ in range(2000)]
+    refused = 0
+    for tool, provider in cases:
+        try:
+            expected = schema_reference(tool, provider)
+        except ValueError:
+            refused += 1
+            with pytest.raises((ValueError, KeyError)):  # KeyError: a provider it does not know
+                tool_schema_of(tool, FORMATS[provider])
+            continue
+        assert tool_schema_of(tool, FORMATS[provider]) == expected, (tool, provider)
+    assert 0 < refused < len(cases)
+    assert set(NAME_PATTERNS) == set(FORMATS)  # every format the course speaks
+
+
+def test_the_decision_reference_and_the_harness_rules_agree():
+    draw = random.Random(12)
+    cases = [(output, code) for _, output, code, _ in DECISION_CASES + HIDDEN_DECISION_CASES]
+    cases += [drawn_hook_run(draw) for _ in range(3000)]
+    kinds = set()
+    for output, code in cases:
+        made = decision_of("h", output["point"], output["stdout"], output["stderr"], code)
+        fields = made.event_fields()
+        for key in ("hook", "point", "detail"):
+            fields.pop(key, None)
+        expected = decision_reference(output, code)
+        assert fields == expected, (output, code)
+        kinds.add((expected["decision"], expected.get("failure")))
+    assert {failure for _, failure in kinds} == {None, "timeout", "crash", "not_json", "bad_reply"}

@@ -56,6 +56,7 @@ EXERCISES = {
     "06_providers": 2,
     "07_permissions": 2,
     "08_context_budget": 2,
+    "11_extension": 2,
     "12_sandbox": 1,
 }
 STUB = "raise NotImplementedError()"
@@ -104,6 +105,10 @@ LEARNERS = {
         "check_compaction": wrong(
             "check_compaction", "removes old results instead of replacing them"
         ),
+        "check_mcp_to_tool_schema": wrong(
+            "check_mcp_to_tool_schema", "drops required: parameters rebuilt from the properties"
+        ),
+        "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
     },
     "wrong_b": {

@@ -14,7 +14,16 @@ def assembled(stepper):
     return text
 
 
-LOADED_ON_FIRST_USE = ("ipywidgets", "openai", "anthropic", "ollama", "httpx", "httpx2", "pydantic")
+LOADED_ON_FIRST_USE = (
+    "ipywidgets",
+    "openai",
+    "anthropic",
+    "ollama",
+    "httpx",
+    "httpx2",
+    "pydantic",
+    "mcp",
+)
 
 
 def test_importing_labkit_loads_neither_ipywidgets_nor_any_sdk_or_http_client():

@@ -40,6 +40,7 @@ from . import (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson11_extension,
     lesson12_sandbox,
 )
 
@@ -53,6 +54,7 @@ LESSONS = (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson11_extension,
     lesson12_sandbox,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.

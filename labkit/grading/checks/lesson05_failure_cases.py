@@ -16,6 +16,7 @@ STOP_REASON_NAMES = (
     "malformed_model_turn",
     "model_error",
     "max_turns",
+    "tools_failed",
 )
 
 #: What the ``max_turns=1`` replay of bounded.json gives (a test runs it and compares).

@@ -150,6 +150,18 @@ class Ollama(ToolMessages):
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [tool_message(call.name, result) for call, result in zip(calls, results)]
 
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """``{"type": "function", "function": {...}}``: the loop's own shape."""
+        problem = self.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        function = {"name": name, "description": description, "parameters": parameters}
+        return {"type": "function", "function": function}
+
+    def tool_name_problem(self, name: str) -> str | None:
+        """Ollama documents no rule for a tool's name: any text but none."""
+        return None if isinstance(name, str) and name else "a tool's name is non-empty text"
+
 
 FORMAT = Ollama()
 
