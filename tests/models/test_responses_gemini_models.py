@@ -9,6 +9,7 @@ import pytest
 from conftest import PROJECT_DIR
 
 from labkit import (
+    MAX_TURNS,
     ProviderError,
     RepoTools,
     agent_events,
@@ -36,7 +37,7 @@ def model_for(provider, url, **options):
     return GeminiModel(base_url=url, **options)
 
 
-def run_loop(chat, task="task", max_turns=8):
+def run_loop(chat, task="task", max_turns=MAX_TURNS):
     with sample_copy() as root:
         return list(agent_events(chat, RepoTools(root), task, max_turns=max_turns))
 
