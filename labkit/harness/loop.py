@@ -48,6 +48,7 @@ from .contracts import (
     Message,
     ModelStart,
     Permission,
+    Start,
     Stopped,
     ToolCall,
     ToolResult,
@@ -75,6 +76,7 @@ def agent_events(
     gate: Gate | None = None,
     budget: Budget | None = None,
     hooks: Hooks | None = None,
+    start: Start | None = None,
 ) -> Iterator[Event]:
     """Run one attempt at ``task`` and yield its events.
 
@@ -85,6 +87,8 @@ def agent_events(
     each call runs; ``budget(messages)``, if given, returns the conversation to keep and
     send before each request; a budget that names a ``wire_format`` must name the chat's;
     ``hooks.run(point, event)``, if given, runs the hooks at each of the five points.
+    ``start``, if given, is the conversation to begin from instead of the system prompt and
+    ``task``, and the requests and calls already made (``contracts.Start``).
     """
     wire = format_of(chat)
     measured_in = getattr(budget, "wire_format", None)
@@ -102,7 +106,25 @@ def agent_events(
         gate,
         budget,
         hooks or NO_HOOKS,
+        _checked(start),
     )
+
+
+def _checked(start: Start | None) -> Start | None:
+    """``start`` if it can begin a run: a list of message dicts, a system message first, and
+    counts that are ints of at least 0; else a ``ValueError`` saying what is wrong."""
+    if start is None:
+        return None
+    messages = list(start.messages)
+    if not messages or not all(isinstance(m, dict) for m in messages):
+        raise ValueError("start.messages must be a non-empty list of message dicts")
+    if messages[0].get("role") != "system":
+        raise ValueError("start.messages must begin with the system message")
+    for name in ("turns", "tool_calls"):
+        value = getattr(start, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"start.{name} must be an int of at least 0, got {value!r}")
+    return start
 
 
 class _NoHooks:
@@ -139,14 +161,16 @@ def _run(
     gate: Gate | None,
     budget: Budget | None,
     hooks: Hooks,
+    start: Start | None,
 ) -> Iterator[Event]:
-    messages: list[Message] = [
-        freeze({"role": "system", "content": SYSTEM_PROMPT}),
-        freeze({"role": "user", "content": task}),
-    ]
+    if start is None:
+        start = Start(
+            [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
+        )
+    messages: list[Message] = [freeze(message) for message in start.messages]
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
     names = tool_names(schemas)
-    calls_run = 0
+    calls_run = start.tool_calls
     stop_denied = False  # a stop hook may send the model back to work once per run
 
     def stopped(reason: str, turns: int, detail: str, **extra: str) -> Stopped:
@@ -161,13 +185,14 @@ def _run(
             **extra,
         )
 
-    decisions = hooks.run("run_start", {"turn": 0, "task": task, "tools": list(names)})
-    yield from _hook_events(decisions, 0)
-    context = _context(decisions)
-    if context is not None:  # kept: every request carries it from now on
-        messages.append(freeze(user_part(context)))
+    if start.turns == 0:  # a resumed run ran its run_start hooks when it began
+        decisions = hooks.run("run_start", {"turn": 0, "task": task, "tools": list(names)})
+        yield from _hook_events(decisions, 0)
+        context = _context(decisions)
+        if context is not None:  # kept: every request carries it from now on
+            messages.append(freeze(user_part(context)))
 
-    for turn_number in range(1, max_turns + 1):
+    for turn_number in range(start.turns + 1, max_turns + 1):
         if budget is not None:
             messages = [freeze(message) for message in budget(list(messages))]
         decisions = hooks.run("before_request", {"turn": turn_number, "messages": list(messages)})
