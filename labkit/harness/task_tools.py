@@ -145,8 +145,7 @@ class TaskTools(Toolset):
     def _read(self, path: str, allowed: tuple[str, ...], what: str):
         if path not in allowed:
             raise ValueError(
-                f"path {shown(path)} is not a file you may {what}; use one of: "
-                f"{', '.join(allowed)}"
+                f"path {shown(path)} is not a file you may {what}; use one of: {', '.join(allowed)}"
             )
         return read_regular(self.root, path)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from contextlib import closing
 from pathlib import Path
 
 from ..harness.atomic import write_atomically
@@ -46,6 +47,10 @@ JOURNAL = "journal.jsonl"
 RECORDING = "recording.json"
 
 
+class AttemptTimeout(RuntimeError):
+    """The attempt ran past its deadline; its journal is left to be picked up again."""
+
+
 def run_durable(
     task: Task,
     chat,
@@ -56,6 +61,7 @@ def run_durable(
     sandbox=None,
     on_event=None,
     clock=time.monotonic,
+    deadline: float | None = None,
 ) -> dict:
     """Run, resume or just finish the attempt at ``task`` kept in ``folder``; return its
     recording (also saved as ``FOLDER/recording.json``).
@@ -63,7 +69,10 @@ def run_durable(
     ``provenance``: who writes the replies (the recording keeps the first run's; a pick-up by
     another model is named in its ``resumed`` entry). ``sandbox`` (lesson 12): where the
     tools' programs and both checks run. ``on_event(event)`` hears each event as it happens;
-    ``clock`` times the chunks' arrival, as ``run_attempt``'s does."""
+    ``clock`` times the chunks' arrival, as ``run_attempt``'s does. ``deadline``: a
+    ``time.monotonic()`` past which the run stops between two events with
+    :class:`AttemptTimeout` (a model request and a tool call have timeouts of their own), its
+    journal left as it is, to be picked up again."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path, repo, wire = folder / JOURNAL, folder / REPO, format_of(chat)
@@ -79,11 +88,17 @@ def run_durable(
                 tools = TaskTools(repo, task, sandbox=sandbox)
                 start = _pick_up(entries, chat, tools, journal, provenance, tell)
                 journaled = JournalingChat(chat, journal, start.turns, clock)
-                for event in agent_events(
-                    journaled, tools, task.task, max_turns=max_turns, start=start
-                ):
-                    journal.write("event", event=compact_event(event), t=time.time())
-                    tell(event)
+                run = agent_events(journaled, tools, task.task, max_turns=max_turns, start=start)
+                with closing(run):
+                    for event in run:
+                        journal.write("event", event=compact_event(event), t=time.time())
+                        tell(event)
+                        if deadline is not None and time.monotonic() > deadline:
+                            raise AttemptTimeout(
+                                f"the attempt ran past its time after {event['type']} of turn "
+                                f"{event.get('turns', event.get('turn'))}; its journal keeps "
+                                "what it did, so running it again goes on from there"
+                            )
             after = run_checks(repo, sandbox=sandbox)
             tell({"type": "checks", "when": "after", "checks": after})
             journal.write(

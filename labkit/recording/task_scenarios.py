@@ -213,8 +213,7 @@ def scripted_task_recording(name: str) -> dict:
         "scenario": f"tasks/{name}",
         "description": description,
         "script": "labkit.models.scripted (make recordings)",
-        "note": "written by a script, not by a model; it follows the shape of a real Ollama "
-        "stream",
+        "note": "written by a script, not by a model; it follows the shape of a real Ollama stream",
         "prompt_tokens": "estimated by the script (one token per four characters of the "
         "request as JSON), not counted by a model server",
     }
