@@ -42,6 +42,7 @@ from . import (
     lesson08_context_budget,
     lesson11_extension,
     lesson12_sandbox,
+    lesson14_your_loop,
 )
 
 #: The lessons' check modules, in course order.
@@ -56,6 +57,7 @@ LESSONS = (
     lesson08_context_budget,
     lesson11_extension,
     lesson12_sandbox,
+    lesson14_your_loop,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
