@@ -79,6 +79,8 @@ ARGUMENTS = {
     "check_mcp_to_tool_schema": "mcp_tool, provider",
     "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
+    "check_my_loop": "chat, tools, task, max_turns",
+    "check_resolved_rate": "results",
 }
 
 
@@ -254,10 +256,16 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.mcp_tools",
         "labkit.lessons.extension",
         "labkit.extensions.mcp_server",
+        "labkit.pieces",
+        "labkit.batch",
+        "labkit.batch.results",
+        "labkit.harness.journal",
+        "labkit.harness.taskset",
+        "labkit.harness.task_tools",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}
-    runners = ("feedback", "isolated", "answer_process")
+    runners = ("feedback", "isolated", "answer_process", "driven")
     modules.update({grading / f"{name}.py": "labkit.grading" for name in runners})
     assert {Path(lesson.__file__) for lesson in checks.LESSONS} < set(modules)
     for module, package in modules.items():

@@ -286,6 +286,11 @@ def failure_scripts() -> list:
                                   chunk(tool_calls=[READ]), _done()),
                            _reply(chunk("It reads fine."), _done())], [_result(SOURCE)]),
          "text before a call is not the end of the turn: wait for the final chunk"),
+        ("a tool with a bug (KeyError)",
+         reference_script([_reply(chunk(tool_calls=[READ]), _done())],
+                          [_raise("KeyError", "path")]),
+         "only ValueError, TypeError and OSError are the model's mistakes; a KeyError is a bug "
+         "in the tools and must come out of the loop"),
     ]  # fmt: skip
 
 
@@ -320,10 +325,6 @@ def hidden_scripts() -> list:
         ("a tool that raises OSError",
          reference_script([calls_read, finished], [_raise("OSError", 5, "Input/output error")]),
          "OSError is a tool error: {'error': str(exc)}, and the loop goes on"),
-        ("a tool with a bug (KeyError)",
-         reference_script([calls_read], [_raise("KeyError", "path")]),
-         "only ValueError, TypeError and OSError are the model's mistakes; a KeyError is a bug "
-         "in the tools and must come out of the loop"),
         ("a budget of 0 requests", reference_script([], [], max_turns=0),
          "max_turns must be a positive int: 0, -1, True or '3' is a ValueError"),
         ("a chunk after the final one",

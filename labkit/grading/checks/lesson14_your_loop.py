@@ -303,7 +303,7 @@ RATE_CASES = [
                                  _row("b", "attempt_timeout", None, unchanged=None)],
      "an attempt that failed is an attempt that did not resolve its task"),
     ("an edited test file", [_row("a", "assistant_finished", (0, 3, 0), unchanged=False),
-                             _row("b", "assistant_finished", (0, 3, 0))],
+                             _row("b", "max_turns", (0, 3, 0))],
      "a green run on edited tests proves nothing"),
     ("no results", [], "no attempts: a rate of 0.0"),
 ]  # fmt: skip
@@ -352,10 +352,32 @@ def _rate_problem(got, case, outcome) -> str | None:
     if abs(got - case.expected) < 1e-9:
         return None
     rows = case.arguments[0]
-    finished = sum(r["stop"] == "assistant_finished" for r in rows) / max(len(rows), 1)
-    if abs(got - finished) < 1e-9:
-        return (
-            "that is the share that stopped with assistant_finished: the model's word, not "
-            "the tests'"
-        )
+    for mistake, rate in _MISREADINGS:
+        if abs(got - rate(rows)) < 1e-9:
+            return mistake
     return f"{got!r}, but {case.expected!r} of these attempts left their tests passing"
+
+
+def _share(rows: list, counted) -> float:
+    return sum(map(counted, rows)) / len(rows) if rows else 0.0
+
+
+def _passing(row: dict, exit_code_only: bool = False) -> bool:
+    after = row.get("tests_after")
+    if not after:
+        return False
+    return after["exit_code"] == 0 and (exit_code_only or after["failed"] == 0 < after["passed"])
+
+
+#: Plausible misreadings of the rule, each with what it gets wrong, in the order they are named.
+_MISREADINGS = [
+    ("that is the share that stopped with assistant_finished: the model's word, not the tests'",
+     lambda rows: _share(rows, lambda r: r["stop"] == "assistant_finished")),
+    ("a run whose test file changed counts as resolved in yours: green tests that were edited "
+     "prove nothing (tests_unchanged)", lambda rows: _share(rows, _passing)),
+    ("your share leaves out the attempts that failed (no tests_after): they are attempts that "
+     "did not resolve their task",
+     lambda rows: rate_reference([r for r in rows if r.get("tests_after")])),
+    ("exit code 0 alone is not enough: some tests ran and none failed",
+     lambda rows: _share(rows, lambda r: _passing(r, True) and r.get("tests_unchanged") is True)),
+]  # fmt: skip
