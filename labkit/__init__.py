@@ -15,6 +15,10 @@
   and autograding.
 - ``labkit.settings``: the defaults and folders every entry point shares.
 
+Lesson 14 adds a task set (``load_tasks``, ``TaskTools``), durable runs kept in a journal
+(``run_durable``, ``read_journal``) and batches over a task set (``run_batch``, ``summary``,
+``ResultsTable``); ``labkit.pieces`` holds what a learner's own loop may use.
+
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
 (``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``). Lesson 11
@@ -28,6 +32,7 @@ importing labkit needs no kernel; the live models load their SDKs only when firs
 so a replay needs none of them.
 """
 
+from .batch import TASK_RECORDINGS, read_results, resolved, run_batch, summary, summary_lines
 from .harness import (
     EVENT_TYPES,
     MAX_TURNS,
@@ -56,12 +61,16 @@ from .harness.conversation import measure, order_problems, request_sizes
 from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
+from .harness.journal import JournalError, read_journal, resume_point
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
 from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .harness.task_tools import TaskTools
+from .harness.taskset import TASK_SYSTEM_PROMPT, TASKS_DIR, Task, load_tasks, task_copy
+from .lessons.batch_view import ResultsTable, journal_lines, run_line
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
 from .lessons.hook_programs import hook_command
@@ -100,6 +109,7 @@ from .recording import (
     replay_attempt,
     replay_harness,
     run_attempt,
+    run_durable,
     save_recording,
     serve_recording,
 )
@@ -209,6 +219,26 @@ __all__ = [
     "sandbox_cost",
     "show_attempt",
     "tour_sandbox",
+    # lesson 14
+    "JournalError",
+    "ResultsTable",
+    "TASKS_DIR",
+    "TASK_RECORDINGS",
+    "TASK_SYSTEM_PROMPT",
+    "Task",
+    "TaskTools",
+    "journal_lines",
+    "load_tasks",
+    "read_journal",
+    "read_results",
+    "resolved",
+    "resume_point",
+    "run_batch",
+    "run_durable",
+    "run_line",
+    "summary",
+    "summary_lines",
+    "task_copy",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with

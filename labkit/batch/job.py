@@ -39,7 +39,10 @@ class AttemptFailed(RuntimeError):
 
     def __init__(self, stop: str, text: str):
         super().__init__(f"{stop}: {text}")
-        self.stop = stop
+        self.stop, self.text = stop, text
+
+    def __reduce__(self):  # travels back from a worker process whole (its own two arguments)
+        return AttemptFailed, (self.stop, self.text)
 
 
 def attempt_job(spec: dict) -> dict:

@@ -248,10 +248,10 @@ def recording_from_journal(entries: list[dict]) -> dict:
         elif kind == "event":
             events.append(entry["event"])
         elif kind == "resumed":
-            dropped = (entry.get("discarded") or {}).get("turn")
-            if dropped is not None:  # its request is sent again: keep only the second
-                turns = [turn for turn in turns if turn["number"] != dropped]
-                events = [event for event in events if event.get("turn") != dropped]
+            # what was under way past the last complete turn is dropped: it is asked again
+            after = entry["turns"]
+            turns = [turn for turn in turns if turn["number"] <= after]
+            events = [event for event in events if event.get("turn", 0) <= after]
             resumed.append(
                 {
                     "after_turn": entry["turns"],
