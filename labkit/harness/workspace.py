@@ -95,12 +95,16 @@ class Workspace:
             raise FileNotFoundError(f"{path} does not exist in the workspace") from None
         except (OSError, RuntimeError, ValueError):  # ELOOP, ENOTDIR, a symlink loop...
             raise OSError(f"{path} is not a regular file inside the workspace (a link?)") from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(file.fileno())
+        try:
+            info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError(f"{path} is a folder; give a file (glob lists files)")
             if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
                 raise OSError(f"{path} is not a regular file inside the workspace")
+        except BaseException:
+            os.close(fd)
+            raise
+        with os.fdopen(fd, "rb") as file:
             return file.read(limit + 1), info
 
     def exists(self, path: PurePosixPath) -> bool:
