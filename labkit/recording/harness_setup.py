@@ -19,11 +19,11 @@ from __future__ import annotations
 from ..harness.budget import Budget
 from ..harness.gate import ACTIONS, Answers, Gate, Policy, Rule
 from ..harness.shell import ShellTools
-from ..harness.toolkit import ReadTools, Toolkit
+from ..harness.toolkit import Toolkit
 from ..harness.tools import RepoTools
 
 #: The toolsets a run may offer, by the name a recording keeps.
-TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit, "read": ReadTools}
+TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit}
 
 
 def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
