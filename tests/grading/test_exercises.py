@@ -62,6 +62,8 @@ ARGUMENTS = {
     "check_compaction": "messages, budget",
     "check_assemble_calls": "chunks",
     "check_result_messages": "provider, calls, results",
+    "check_apply_edit": "text, old, new, replace_all=False",
+    "check_parse_search_replace": "text",
 }
 
 
@@ -216,6 +218,12 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.shell_syntax",
         "labkit.harness.conversation",
         "labkit.harness.toolset",
+        "labkit.harness.edits",
+        "labkit.harness.search_replace",
+        "labkit.harness.toolkit",
+        "labkit.harness.workspace",
+        "labkit.harness.search",
+        "labkit.recording.probes",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",

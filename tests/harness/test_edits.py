@@ -76,7 +76,7 @@ def test_closest_lines_uses_a_window_as_long_as_the_missing_text():
 @pytest.mark.parametrize(
     "data,encoding",
     [
-        ("plain\n".encode(), "utf-8"),
+        (b"plain\n", "utf-8"),
         ("\ufeffwith a mark\r\n".encode(), "utf-8"),
         ("\ufeffsixteen\n".encode("utf-16-le"), "utf-16-le"),
         ("\ufeffsixteen\n".encode("utf-16-be"), "utf-16-be"),

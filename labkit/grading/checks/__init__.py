@@ -40,6 +40,7 @@ from . import (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson09_toolkit,
 )
 
 #: The lessons' check modules, in course order.
@@ -52,6 +53,7 @@ LESSONS = (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson09_toolkit,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
