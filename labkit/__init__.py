@@ -16,7 +16,9 @@
 
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
-(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``).
+(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
+standard toolkit (``Toolkit``, ``apply_edit``, ``parse_search_replace``) and the probes
+that measured a real model's first tool choice (``load_probes``, ``choice_counts``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -47,11 +49,15 @@ from .harness import (
     tool_message,
 )
 from .harness.budget import Budget, compact, head_and_tail
-from .harness.conversation import measure, order_problems, request_sizes
+from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
+from .harness.edits import apply_edit
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
-from .harness.prompt import BUDGET_TASK, SHELL_TASK
+from .harness.prompt import BUDGET_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.search_replace import apply_search_replace, parse_search_replace
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .harness.toolkit import NUDGES, ReadTools, Toolkit
+from .harness.workspace import Workspace
 from .lessons.failures import failure_cases, run_case
 from .lessons.lesson import (
     LessonError,
@@ -63,6 +69,7 @@ from .lessons.lesson import (
 )
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
+from .lessons.toolkit_render import parse_steps, schema_rows, schema_table
 from .models import (
     OllamaError,
     PlannedTurn,
@@ -83,6 +90,8 @@ from .recording import (
     save_recording,
     serve_recording,
 )
+from .recording.probes import EXTRA_TOOLS, choice_counts, load_probes, offered, replayed
+from .recording.probes import request as probe_request
 
 __all__ = [
     "AnthropicModel",
@@ -158,6 +167,26 @@ __all__ = [
     "replay_harness",
     "request_sizes",
     "run_command",
+    "NUDGES",
+    "EXTRA_TOOLS",
+    "ReadTools",
+    "SchemaInspector",
+    "SearchReplaceStepper",
+    "TOOLKIT_TASK",
+    "Toolkit",
+    "Workspace",
+    "apply_edit",
+    "apply_search_replace",
+    "choice_counts",
+    "load_probes",
+    "offered",
+    "parse_search_replace",
+    "parse_steps",
+    "probe_request",
+    "replayed",
+    "schema_rows",
+    "schema_sizes",
+    "schema_table",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with
@@ -166,6 +195,8 @@ _ON_FIRST_USE = {
     "ChunkStepper": ".lessons.widgets",
     "ConversationView": ".lessons.widgets",
     "ApprovalPanel": ".lessons.gate_widget",
+    "SchemaInspector": ".lessons.toolkit_widgets",
+    "SearchReplaceStepper": ".lessons.toolkit_widgets",
     "in_worker": ".lessons.gate_widget",
     "OllamaModel": ".models.ollama_model",
     "OpenAIModel": ".models.openai_model",
