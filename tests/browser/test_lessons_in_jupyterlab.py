@@ -85,6 +85,7 @@ LESSONS = [
         approve=("getpass.getuser()", '"stdout": "I run as '),
     ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
+    Lesson("09_toolkit"),
 ]
 
 

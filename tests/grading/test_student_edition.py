@@ -56,6 +56,7 @@ EXERCISES = {
     "06_providers": 2,
     "07_permissions": 2,
     "08_context_budget": 2,
+    "09_toolkit": 2,
 }
 STUB = "raise NotImplementedError()"
 
@@ -102,6 +103,10 @@ LEARNERS = {
         ),
         "check_compaction": wrong(
             "check_compaction", "removes old results instead of replacing them"
+        ),
+        "check_apply_edit": wrong("check_apply_edit", "counts non-overlapping matches only"),
+        "check_parse_search_replace": wrong(
+            "check_parse_search_replace", "a ======= in the replacement ends the block"
         ),
     },
     "wrong_b": {

@@ -128,9 +128,12 @@ def test_edit_keeps_crlf_line_endings_and_a_latin1_encoding(kit):
 def test_edit_counts_replace_all_and_refuses_a_non_boolean(kit):
     run(kit, "read_file", path="path_rules.py")
     assert "error" in run(kit, "edit", path="path_rules.py", old_string="path", new_string="p")
-    assert "true or false" in run(
-        kit, "edit", path="path_rules.py", old_string="x", new_string="y", replace_all="yes"
-    )["error"]
+    assert (
+        "true or false"
+        in run(
+            kit, "edit", path="path_rules.py", old_string="x", new_string="y", replace_all="yes"
+        )["error"]
+    )
     result = run(kit, "edit", path="path_rules.py", old_string="selected", new_string="chosen",
                  replace_all=True)  # fmt: skip
     assert result == {"path": "path_rules.py", "replaced": 3}
