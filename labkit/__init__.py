@@ -18,7 +18,8 @@ Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
 (``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
 standard toolkit (``Toolkit``, ``apply_edit``, ``parse_search_replace``) and the probes
-that measured a real model's first tool choice (``load_probes``, ``choice_counts``).
+that measured a real model's first tool choice (``load_probes``, ``choice_counts``,
+``sampled_choice_counts``) and the prompt its server built (``server_prompt``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -69,7 +70,7 @@ from .lessons.lesson import (
 )
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
-from .lessons.toolkit_render import parse_steps, schema_rows, schema_table
+from .lessons.toolkit_render import parse_steps, rendered_tool, schema_rows, schema_table
 from .models import (
     OllamaError,
     PlannedTurn,
@@ -90,7 +91,17 @@ from .recording import (
     save_recording,
     serve_recording,
 )
-from .recording.probes import EXTRA_TOOLS, choice_counts, load_probes, offered, replayed
+from .recording.probes import (
+    EXTRA_TOOLS,
+    choice_counts,
+    condition_tokens,
+    load_probes,
+    offered,
+    replayed,
+    sampled_choice_counts,
+    server_prompt,
+    tool_tokens,
+)
 from .recording.probes import request as probe_request
 
 __all__ = [
@@ -187,6 +198,11 @@ __all__ = [
     "schema_rows",
     "schema_sizes",
     "schema_table",
+    "condition_tokens",
+    "rendered_tool",
+    "sampled_choice_counts",
+    "server_prompt",
+    "tool_tokens",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with

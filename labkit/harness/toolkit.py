@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import Any
 
 from .budget import head_and_tail
@@ -33,7 +35,7 @@ from .search_replace import MAX_EDIT_BYTES
 from .shell import ShellTools
 from .tools import MAX_LINES, numbered_lines
 from .toolset import Toolset, shown, tool
-from .workspace import Workspace
+from .workspace import Entry, Workspace
 
 MAX_READ_BYTES = MAX_EDIT_BYTES  # the most read_file returns of one file
 MAX_LISTED = 100  # paths glob and grep's file list return, then "and N more"
@@ -179,17 +181,24 @@ class ReadTools(Toolset):
             raise ValueError(f"output is 'files' or 'lines', not {shown(output)}")
         if not pattern:
             raise ValueError("pattern is empty; give the text or regular expression to find")
-        entries = list(self._entries(path))
-        if glob is not None:
+        scope = self._scope(path)
+        sizes: Iterable[Entry] = ()
+        if isinstance(scope, Entry):
+            target: str | list[Entry] = [scope]
+        elif glob is not None:  # the files a glob keeps, named to ripgrep one by one
+            entries = list(self.workspace.walk(scope))
             keep = set(glob_files(entries, glob))
-            entries = [entry for entry in entries if entry.path in keep]
+            target = [entry for entry in entries if entry.path in keep]
+        else:  # ripgrep walks the folder; the walk here only counts what is too large
+            target, sizes = str(scope or "."), self.workspace.walk(scope)
         found = grep_files(
             self.root,
-            entries,
+            target,
             pattern,
             lines=output == "lines",
             ripgrep=self.ripgrep,
             timeout=self.grep_timeout,
+            sizes=sizes,
         )
         result: dict[str, Any] = {"pattern": pattern}
         if output == "files":
@@ -205,12 +214,13 @@ class ReadTools(Toolset):
             result["skipped"] = " and ".join(part for part in skipped if part)
         return result
 
-    def _entries(self, path: str | None):
+    def _scope(self, path: str | None) -> PurePosixPath | Entry | None:
+        """What ``path`` names to grep: nothing (the root), a folder, or one file."""
         if path is None or path in (".", "./", ""):
-            return self.workspace.walk()
+            return None
         where = self.workspace.relative(path)
-        entries = [entry for entry in self.workspace.walk() if entry.path == str(where)]
-        return entries or self.workspace.walk(self.workspace.folder(where))
+        entry = self.workspace.entry(where)
+        return entry if entry is not None else self.workspace.folder(where)
 
 
 class Toolkit(ReadTools):

@@ -3,10 +3,10 @@
 A ``Workspace`` is a root folder (a disposable copy of the sample) and the paths in it that
 the task marks read-only (the sample's tests). Every path a model gives is checked the
 same way before anything is opened (``relative``): a text, relative, with no ``..`` part,
-no NUL and no empty part. Then a file is reached one folder at a time from ``/`` without
-following any link (``O_NOFOLLOW`` with ``dir_fd``), so a planted symlink, on the way or
-at the end, is refused as a tool error: nothing outside the root is read or written,
-and nothing can be swapped between a check and an open.
+no NUL, no empty part, and not absurdly long or deep. Then a file is reached one folder
+at a time from ``/`` without following any link (``O_NOFOLLOW`` with ``dir_fd``), so a
+planted symlink, on the way or at the end, is refused as a tool error: nothing outside
+the root is read or written, and nothing can be swapped between a check and an open.
 
 Writes are whole or nothing (``atomic.py``): the bytes go to a fresh temporary file in
 the same folder, then take the file's place in one rename. A write never goes through a
@@ -32,6 +32,12 @@ from .toolset import shown
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 #: Whether this system can walk folder by folder without following links (Linux, macOS).
 NO_FOLLOW = os.open in os.supports_dir_fd and bool(getattr(os, "O_NOFOLLOW", 0))
+
+
+#: The longest path a tool accepts, and the most parts (a write makes missing folders: a
+#: path of 50,000 parts would make 50,000 nested folders no ordinary tool can delete).
+MAX_PATH_CHARS = 1_000
+MAX_DEPTH = 32
 
 
 class OutsideWorkspace(ValueError):
@@ -70,6 +76,11 @@ class Workspace:
             raise OutsideWorkspace(f"path {shown(path)} leaves the workspace ('..' is refused)")
         if not parts:
             raise OutsideWorkspace(f"path {shown(path)} names no file")
+        if len(text) > MAX_PATH_CHARS or len(parts) > MAX_DEPTH:
+            raise OutsideWorkspace(
+                f"path {shown(path)} is {len(text):,} characters in {len(parts):,} parts; a "
+                f"path here has at most {MAX_PATH_CHARS} characters and {MAX_DEPTH} parts"
+            )
         return PurePosixPath(*parts)
 
     def is_read_only(self, path: PurePosixPath) -> bool:
@@ -114,6 +125,27 @@ class Workspace:
         except OSError:
             return False
         return True
+
+    def entry(self, path: PurePosixPath) -> Entry | None:
+        """``path`` as ``walk`` would list it (a regular file, no hidden name, no link on
+        the way), else None."""
+        if any(part.startswith(".") for part in path.parts):
+            return None
+        try:
+            if not NO_FOLLOW:
+                target = self.root / path
+                if target.resolve() != target:
+                    return None
+                info = os.stat(target, follow_symlinks=False)
+            else:
+                folder = self._open_folder(path.parent)
+                try:
+                    info = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+                finally:
+                    os.close(folder)
+        except OSError:
+            return None
+        return Entry(str(path), info.st_size) if stat.S_ISREG(info.st_mode) else None
 
     def folder(self, path: PurePosixPath) -> PurePosixPath:
         """``path`` if it is a folder inside the root (no link on the way), else an error."""

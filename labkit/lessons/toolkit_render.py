@@ -30,14 +30,34 @@ def schema_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def schema_html(schema: dict, row: dict) -> str:
-    """One tool as the model is sent it, with what it costs."""
+def rendered_tool(prompt: str, name: str) -> str | None:
+    """The lines a server's prompt gives the tool ``name`` (from ``functions.<name>:`` to the
+    next blank line), as llama-cpp-python's ``chatml-function-calling`` writes them; None
+    if the prompt does not list it."""
+    start = prompt.find(f"\nfunctions.{name}:\n")
+    if start == -1:
+        return None
+    end = prompt.find("\n\n", start + 1)
+    return prompt[start + 1 : len(prompt) if end == -1 else end]
+
+
+def schema_html(schema: dict, row: dict, rendered: str | None = None) -> str:
+    """One tool as the harness sends it, with what it costs, and (if given) the text the
+    server's prompt makes of it: what the model reads."""
     tokens = "" if row["tokens"] is None else f", {row['tokens']:,} prompt tokens measured"
+    description = schema["function"]["description"]
+    read = ""
+    if rendered is not None:
+        kept = "is" if description in rendered else "is <b>not</b>"
+        read = (
+            f"<p>What the server's prompt makes of it (the description {kept} in it):</p>"
+            f"<pre class='labkit-rendered'>{html.escape(rendered)}</pre>"
+        )
     return (
         f"<div class='labkit-schema'><b>{html.escape(row['name'])}</b>: {row['bytes']:,} "
-        f"bytes on every request{tokens}<br><i>{html.escape(schema['function']['description'])}"
+        f"bytes on every request{tokens}<br><i>{html.escape(description)}"
         f"</i><pre>{html.escape(json.dumps(schema['function']['parameters'], indent=1))}</pre>"
-        "</div>"
+        f"{read}</div>"
     )
 
 

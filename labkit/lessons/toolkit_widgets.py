@@ -13,10 +13,17 @@ from .widgets import _Stepper
 
 
 class SchemaInspector(widgets.VBox):
-    """Pick a tool: its schema as sent, its bytes, and its measured tokens (if given)."""
+    """Pick a tool: its schema as sent, its bytes, its measured tokens (if given), and the
+    text a server's prompt made of it (if ``prompt``, the prompt it built, is given)."""
 
-    def __init__(self, schemas: list[dict], tokens: dict[str, int] | None = None):
+    def __init__(
+        self,
+        schemas: list[dict],
+        tokens: dict[str, int] | None = None,
+        prompt: str | None = None,
+    ):
         self.schemas = {schema["function"]["name"]: schema for schema in schemas}
+        self.prompt = prompt
         self.rows = {row["name"]: row for row in toolkit_render.schema_rows(schemas, tokens)}
         self.picker = widgets.Dropdown(options=list(self.schemas), description="tool")
         self.picker.add_class("labkit-picker")
@@ -32,7 +39,8 @@ class SchemaInspector(widgets.VBox):
 
     def _show(self) -> None:
         name = self.picker.value
-        self.view.value = toolkit_render.schema_html(self.schemas[name], self.rows[name])
+        rendered = None if self.prompt is None else toolkit_render.rendered_tool(self.prompt, name)
+        self.view.value = toolkit_render.schema_html(self.schemas[name], self.rows[name], rendered)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs) or {}

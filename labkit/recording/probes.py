@@ -15,6 +15,12 @@ counts would describe another prompt), then folds each reply through the harness
 wire format, as the loop would: the first tool call's name, ``"text"``, or ``"no
 reply"`` (a reply the loop would refuse: unfinished or malformed).
 
+A live recording also holds what the server made of each request (``server``: the
+prompt it built, the grammar and temperature of its first choice, whether the seed
+reached it, the prompt's tokens), that first choice sampled once per seed where the
+server itself makes it greedily (``first_choice``, counted by ``sampled_choice_counts``),
+and what each tool adds to the prompt in tokens (``token_probes``).
+
 ``python -m labkit.recording.probe_live`` records them against a live server
 (``make live-test`` does, with Gemma 3 270M); ``scripted_search_replace`` writes the
 scripted SEARCH/REPLACE answer the lesson applies.
@@ -246,7 +252,7 @@ def request_difference(condition: str, recorded: dict) -> str | None:
 
 
 def replayed(recording: dict) -> dict[str, list[dict]]:
-    """Each condition's samples, replayed: seed, turn, first choice, prompt tokens.
+    """Each condition's samples, replayed: seed, turn, first choice.
 
     Raises ``ValueError`` if a recorded request is not the one labkit sends today."""
     for condition, kept in recording["conditions"].items():
@@ -257,30 +263,57 @@ def replayed(recording: dict) -> dict[str, list[dict]]:
     for sample in recording["samples"]:
         turn = reply_turn(sample["reply"], recording["wire_format"])
         results[sample["condition"]].append(
-            {
-                "seed": sample["seed"],
-                "turn": turn,
-                "choice": first_choice(turn),
-                "prompt_tokens": prompt_tokens(sample["reply"]),
-            }
+            {"seed": sample["seed"], "turn": turn, "choice": first_choice(turn)}
         )
     return results
 
 
-def prompt_tokens(reply: list) -> int | None:
-    """The prompt tokens the server counted for a reply (OpenAI's ``usage``, Ollama's
-    ``prompt_eval_count``), or None."""
-    last = reply[-1] if reply else {}
-    usage = last.get("usage") or {}
-    return usage.get("prompt_tokens", last.get("prompt_eval_count"))
-
-
 def choice_counts(recording: dict) -> dict[str, Counter]:
-    """How often each first choice came, per condition."""
+    """How often each first choice came, per condition, in the loop's own requests."""
     return {
         condition: Counter(sample["choice"] for sample in samples)
         for condition, samples in replayed(recording).items()
     }
+
+
+def chosen(completion: dict) -> str:
+    """The choice a sampled first step made: ``functions.read_file`` is ``read_file``,
+    ``message`` is ``"text"`` (the server's grammar allows nothing else)."""
+    text = completion["choices"][0]["text"].strip()
+    if text == "message":
+        return "text"
+    if text.startswith("functions."):
+        return text.removeprefix("functions.")
+    raise ValueError(f"a first step the server's grammar does not allow: {text!r}")
+
+
+def sampled_choice_counts(recording: dict) -> dict[str, Counter]:
+    """How often each first choice came, per condition, when the server's first step was
+    sampled at the request's temperature, one seed each (``first_choice``)."""
+    replayed(recording)  # the same check: the requests are today's
+    counts: dict[str, Counter] = {}
+    for sample in recording.get("first_choice", {}).get("samples", []):
+        counts.setdefault(sample["condition"], Counter())[chosen(sample["reply"])] += 1
+    return counts
+
+
+def server_prompt(recording: dict, condition: str) -> str:
+    """The prompt the server built from ``condition``'s request, as recorded."""
+    return recording["conditions"][condition]["server"]["prompt"]
+
+
+def condition_tokens(recording: dict) -> dict[str, int]:
+    """Each condition's prompt tokens, as the server counted the prompt it built."""
+    return {
+        name: kept["server"]["prompt_tokens"]
+        for name, kept in recording["conditions"].items()
+        if "server" in kept
+    }
+
+
+def tool_tokens(recording: dict) -> dict[str, int]:
+    """What each tool's schema adds to the prompt the server builds, in its tokens."""
+    return {row["tool"]: row["tokens"] for row in recording["token_probes"]["tools"]}
 
 
 # --- Files -----------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ class Lesson:
         None  # an Approve/Deny panel: (command shown, what running it prints)
     )
     wire_format: str = "ollama"  # the format of the stepper's turn
+    schemas: tuple[str, str] | None = None  # a schema inspector: (tool to pick, text it shows)
+    search_replace: str | None = None  # a SEARCH/REPLACE stepper: what its last step says
 
     def __str__(self) -> str:
         return self.name
@@ -85,7 +87,11 @@ LESSONS = [
         approve=("getpass.getuser()", '"stdout": "I run as '),
     ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
-    Lesson("09_toolkit"),
+    Lesson(
+        "09_toolkit",
+        schemas=("edit", "functions.edit:"),
+        search_replace="the end of the text: 1 block(s): path_rules.py",
+    ),
 ]
 
 
@@ -231,6 +237,13 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
+        inspector = notebook.panel.locator(".labkit-schemas.jupyter-widgets")
+        if lesson.schemas:
+            check_schema_inspector(inspector, *lesson.schemas)
+        if lesson.search_replace:
+            check_search_replace_stepper(
+                notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"), lesson.search_replace
+            )
         # the screenshot shows the lesson's first widget, else its first picture
         approval = notebook.panel.locator(".labkit-approval")
         shown = [
@@ -239,6 +252,7 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                 approval,
                 stepper,
                 conversation,
+                inspector,
                 notebook.panel.locator(".jp-RenderedImage"),
             )
             if found.count()
@@ -402,3 +416,20 @@ def check_approval(panel, command: str, printed: str) -> None:
     expect(log).to_contain_text("gate: ask, so allow (by person)")
     expect(log).to_contain_text("Stopped: assistant_finished", timeout=30_000)
     expect(approve).to_be_disabled()
+
+
+def check_schema_inspector(inspector, tool: str, shown: str) -> None:
+    """Picking a tool shows its schema, and what the server's prompt made of it."""
+    assert inspector.count(), "the lesson shows no live schema inspector (.labkit-schemas)"
+    inspector.first.scroll_into_view_if_needed()
+    inspector.first.locator(".labkit-picker select").select_option(tool)
+    expect(inspector.first.locator(".labkit-schema")).to_contain_text(shown, timeout=30_000)
+
+
+def check_search_replace_stepper(stepper, last: str) -> None:
+    """Next walks the parser to the end of the text, where it says what it read."""
+    assert stepper.count(), "the lesson shows no live SEARCH/REPLACE stepper (.labkit-sr-stepper)"
+    stepper.first.scroll_into_view_if_needed()
+    expect(stepper.first).not_to_contain_text(last)
+    stepper.first.locator(".labkit-next").click()
+    expect(stepper.first).to_contain_text(last, timeout=30_000)

@@ -183,6 +183,31 @@ def test_grep_gives_files_or_numbered_lines_and_counts_what_it_skipped(kit):
     only_tests = run(kit, "grep", pattern="python_sources", path="tests", glob="**/*.py")
     assert only_tests["files"] == ["tests/test_path_rules.py"]
     assert run(kit, "grep", pattern="def", path="path_rules.py")["files"] == ["path_rules.py"]
+    in_folder = run(kit, "grep", pattern="PurePosix|python_sources", path="tests/")
+    assert in_folder["files"] == ["tests/test_path_rules.py"]
+
+
+def test_grep_walks_as_glob_does_hidden_names_and_links_left_out(kit, tmp_path):
+    (tmp_path / "secret.txt").write_text("needle\n")
+    (kit.root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (kit.root / "linked").symlink_to(tmp_path)
+    (kit.root / ".hidden").mkdir()
+    (kit.root / ".hidden" / "a.txt").write_text("needle\n")
+    (kit.root / ".env").write_text("needle\n")
+    (kit.root / ".gitignore").write_text("found.txt\n")  # not read: a model could write one
+    (kit.root / "deep" / "er").mkdir(parents=True)
+    (kit.root / "deep" / "er" / "found.txt").write_text("needle\n")
+    assert run(kit, "grep", pattern="needle")["files"] == ["deep/er/found.txt"]
+    assert run(kit, "glob", pattern="**/*.txt")["files"] == ["deep/er/found.txt"]
+    assert "error" in run(kit, "grep", pattern="needle", path=".env")
+
+
+def test_absurdly_long_or_deep_paths_are_refused_before_any_folder_is_made(kit):
+    deep = "a/" * 40 + "x.py"
+    assert "and 32 parts" in run(kit, "write_file", path=deep, content="x")["error"]
+    assert "at most 1000 characters" in run(kit, "read_file", path="x" * 1001)["error"]
+    assert not (kit.root / "a").exists()
+    assert run(kit, "write_file", path="a/" * 31 + "x.py", content="x")["created"]
 
 
 def test_grep_cuts_long_output_head_and_tail(kit):

@@ -5,15 +5,21 @@ import json
 
 import pytest
 
-from labkit.lessons.toolkit_render import parse_steps, step_summary
+from labkit.harness.toolkit import READ_NUDGE
+from labkit.lessons.toolkit_render import parse_steps, rendered_tool, step_summary
 from labkit.recording.probes import (
     CONDITIONS,
     PROBES_DIR,
+    chosen,
+    condition_tokens,
     load_probes,
     offered,
     replayed,
     request,
     request_difference,
+    sampled_choice_counts,
+    server_prompt,
+    tool_tokens,
 )
 from labkit.recording.scenarios import scripted_search_replace
 
@@ -46,6 +52,62 @@ def test_the_real_probes_name_their_model_and_replay_with_ten_seeds_each():
     samples = replayed(probes)
     assert set(samples) == set(CONDITIONS)
     assert all(len(rows) == 10 for rows in samples.values())
+    sampled = sampled_choice_counts(probes)
+    assert set(sampled) == {
+        name for name in CONDITIONS if name.startswith(("tools", "plain", "nudge"))
+    }
+    assert all(sum(found.values()) == 10 for found in sampled.values())
+    tokens = condition_tokens(probes)
+    assert tokens["no_tools"] < tokens["tools_3"] < tokens["tools_6"] < tokens["tools_25"]
+    assert len(tool_tokens(probes)) == 25
+
+
+def test_the_real_probes_show_what_the_server_left_out():
+    """The lesson's finding, on the recorded prompts: a tool's description is not in them,
+    a parameter's description is; so two descriptions of the same tools were one prompt."""
+    probes = load_probes("gemma3_270m_probes")
+    shipped = server_prompt(probes, "tools_6")
+    assert READ_NUDGE not in shipped and "Read a text file" not in shipped
+    assert READ_NUDGE in server_prompt(probes, "nudge_in_parameters_6")
+    assert shipped == server_prompt(probes, "plain_6")
+    block = rendered_tool(shipped, "read_file")
+    assert block.startswith("functions.read_file:\n{") and block.endswith("}")
+    for kept in probes["conditions"].values():
+        assert kept["server"]["passes_seed"] is False
+        assert kept["server"]["temperature"] == (0 if kept["request"]["tools"] else 1.0)
+
+
+def fake_probes(*texts: str) -> dict:
+    """A recording of the sampled first choice of ``tools_3`` only (no chat samples)."""
+    return {
+        "wire_format": "openai",
+        "conditions": {"tools_3": {"request": request("tools_3")}},
+        "samples": [],
+        "first_choice": {
+            "samples": [
+                {"condition": "tools_3", "seed": n, "reply": {"choices": [{"text": text}]}}
+                for n, text in enumerate(texts, start=1)
+            ]
+        },
+    }
+
+
+def test_sampled_first_choices_are_counted_by_name_and_a_message_is_text():
+    probes = fake_probes("functions.read_file", "message", "functions.read_file")
+    assert sampled_choice_counts(probes) == {"tools_3": {"read_file": 2, "text": 1}}
+    with pytest.raises(ValueError, match="grammar does not allow"):
+        chosen({"choices": [{"text": "read_file"}]})
+    stale = fake_probes("message")
+    stale["conditions"]["tools_3"]["request"] = request("tools_6")
+    with pytest.raises(ValueError, match="no longer matches"):
+        sampled_choice_counts(stale)
+
+
+def test_a_tool_block_is_cut_from_a_prompt_at_the_next_blank_line():
+    prompt = 'sys\n\nfunctions.a:\n{"x": 1}\n\nfunctions.ab:\n{}\n\n\nYou can'
+    assert rendered_tool(prompt, "a") == 'functions.a:\n{"x": 1}'
+    assert rendered_tool(prompt, "ab") == "functions.ab:\n{}"
+    assert rendered_tool(prompt, "b") is None
 
 
 def test_the_parser_steps_end_with_the_blocks_or_the_error():
