@@ -12,10 +12,15 @@ them, in the wire format it is asked for:
   chunk with ``finish_reason``; each chunk a ``data:`` event;
 - Anthropic's: ``message_start``, a text block, a ``tool_use`` block per call whose input
   streams as ``input_json_delta`` fragments, ``message_delta`` with the stop reason and
-  ``message_stop``; each an ``event:``/``data:`` pair.
+  ``message_stop``; each an ``event:``/``data:`` pair;
+- the Responses API's and Gemini's: ``responses_chunks.py`` and ``gemini_chunks.py``.
 
-Those two APIs stream no thinking unless asked for it, so their scripts leave it out:
-the three formats carry the same text and the same calls. The chunks say ``"model":
+Those four APIs stream no thinking unless asked for it, so their scripts leave it out:
+the five formats carry the same text and the same calls. Anthropic's script can stream
+as a client that asks for extended thinking gets it (``thinking=True``: a ``thinking``
+block first, its reasoning in ``thinking_delta`` pieces, then its ``signature``), with the
+``ping`` Anthropic sends after ``message_start`` (``pings=True``) and ``message_delta``'s
+usage cumulative, input tokens included (``cumulative_usage=True``). The chunks say ``"model":
 "scripted"``: no model wrote them.
 
 The course's scripted recordings are made from these by ``labkit.recording.scenarios``
@@ -24,9 +29,9 @@ The course's scripted recordings are made from these by ``labkit.recording.scena
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -41,18 +46,14 @@ from .chunks import (
     openai_call_start,
     openai_chunk,
 )
+from .gemini_chunks import gemini_event, gemini_turn_chunks
 from .go_json import go_time, ollama_line
+from .responses_chunks import responses_event, responses_turn_chunks
+from .script_pieces import FIRST_CHUNK_AT, FRAGMENT_EVERY, fragments, scripted_id, timed
 from .sse import anthropic_event, openai_event
 
 MODEL_NAME = "scripted"
-FIRST_CHUNK_AT = 0.35  # seconds: reading the prompt before the first fragment
-FRAGMENT_EVERY = 0.04  # seconds per fragment, about 25 tokens a second
 STARTED = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-
-
-def fragments(text: str) -> list:
-    """Cut text into token-sized pieces: a few characters, with their leading space."""
-    return re.findall(r"\s*\S{1,4}|\s+", text)
 
 
 def call_id(number: int) -> str:
@@ -62,13 +63,6 @@ def call_id(number: int) -> str:
 
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def scripted_id(prefix: str, seed: str, length: int = 24) -> str:
-    """An id shaped like the APIs' own (``call_``, ``toolu_01``, ``msg_01``...), fixed per seed."""
-    digest = hashlib.sha256(f"labkit scripted {seed}".encode()).digest()
-    return prefix + "".join(BASE62[byte % len(BASE62)] for byte in digest[:length])
 
 
 @dataclass
@@ -140,20 +134,43 @@ def openai_turn_chunks(turn: PlannedTurn, first_call: int = 1, number: int = 1) 
     completion = scripted_id("chatcmpl-", f"openai completion {number}", 29)
     chunks = [openai_chunk(delta, chunk_id=completion) for delta in deltas]
     chunks.append(openai_chunk({}, ended, chunk_id=completion))
-    return _timed(chunks)
+    return timed(chunks)
+
+
+def scripted_signature(number: int) -> str:
+    """A thinking block's signature for turn ``number``: padded standard base64, as the APIs'
+    signatures are, fixed per turn (no key made it: the API would refuse it)."""
+    seed = hashlib.sha256(f"labkit scripted thinking signature {number}".encode()).digest()
+    return base64.b64encode(seed * 3).decode()
 
 
 def anthropic_turn_chunks(
-    turn: PlannedTurn, first_call: int = 1, number: int = 1, *, input_tokens: int = 600
+    turn: PlannedTurn,
+    first_call: int = 1,
+    number: int = 1,
+    *,
+    input_tokens: int = 600,
+    thinking: bool = False,
+    pings: bool = False,
+    cumulative_usage: bool = False,
 ) -> list:
-    """The ``(at, event)`` pairs Anthropic's Messages API would stream for a planned turn."""
+    """The ``(at, event)`` pairs Anthropic's Messages API would stream for a planned turn
+    (the options: see the module's description)."""
     events = [
         anthropic_start(
             message_id=scripted_id("msg_01", f"anthropic message {number}", 22),
             input_tokens=input_tokens,
         )
     ]
+    if pings:
+        events.append({"type": "ping"})
     block = 0
+    if thinking and turn.thinking:
+        events.append(anthropic_block(block, {"type": "thinking", "thinking": "", "signature": ""}))
+        events += [anthropic_delta(block, thinking=piece) for piece in fragments(turn.thinking)]
+        events.append(anthropic_delta(block, signature=scripted_signature(number)))
+        events.append(anthropic_stop(block))
+        block += 1
     if turn.content:
         events.append(anthropic_block(block, {"type": "text", "text": ""}))
         events += [anthropic_delta(block, text=piece) for piece in fragments(turn.content)]
@@ -177,20 +194,15 @@ def anthropic_turn_chunks(
     ended = {"stop": "tool_use" if turn.tool_calls else "end_turn", "length": "max_tokens"}.get(
         turn.done_reason, turn.done_reason
     )
-    events += anthropic_end(ended, output_tokens=len(events))
-    return _timed(events)
-
-
-def _timed(chunks: list) -> list:
-    """Each chunk with its planned arrival, one fragment's time after the one before."""
-    return [
-        (round(FIRST_CHUNK_AT + index * FRAGMENT_EVERY, 6), item)
-        for index, item in enumerate(chunks)
-    ]
+    events += anthropic_end(
+        ended, output_tokens=len(events), input_tokens=input_tokens if cumulative_usage else None
+    )
+    return timed(events)
 
 
 #: How each wire format streams a planned turn, and writes a chunk on the wire.
-#: Each takes ``(turn, prompt_tokens, first_call, number)``; OpenAI's stream carries no usage.
+#: Each takes ``(turn, prompt_tokens, first_call, number, **options)``; OpenAI's stream
+#: carries no usage; only Anthropic's takes options.
 STREAMS = {
     "ollama": (lambda turn, tokens, first, number: turn_chunks(turn, tokens, first), ollama_line),
     "openai": (
@@ -198,25 +210,37 @@ STREAMS = {
         openai_event,
     ),
     "anthropic": (
-        lambda turn, tokens, first, number: anthropic_turn_chunks(
-            turn, first, number, input_tokens=tokens
+        lambda turn, tokens, first, number, **options: anthropic_turn_chunks(
+            turn, first, number, input_tokens=tokens, **options
         ),
         anthropic_event,
+    ),
+    "openai-responses": (
+        lambda turn, tokens, first, number: responses_turn_chunks(
+            turn, first, number, tokens=tokens
+        ),
+        responses_event,
+    ),
+    "gemini": (
+        lambda turn, tokens, first, number: gemini_turn_chunks(turn, first, number, tokens=tokens),
+        gemini_event,
     ),
 }
 
 
 class ScriptedChat:
     """A ``chat`` that streams planned turns in order, whatever it is asked, in
-    ``wire_format`` (``"ollama"``, ``"openai"`` or ``"anthropic"``).
+    ``wire_format`` (``"ollama"``, ``"openai"``, ``"anthropic"``, ``"openai-responses"`` or
+    ``"gemini"``).
 
     It keeps a virtual clock, advanced to each chunk's planned arrival time, so a
     recording of it holds the planned times rather than this machine's speed.
     ``prompt_tokens(messages, tool_schemas)``, if given, writes each final chunk's
-    ``prompt_eval_count``; without it every request says 600.
+    ``prompt_eval_count``; without it every request says 600. ``options``: how the
+    format's stream is written (Anthropic's: ``thinking``, ``pings``, ``cumulative_usage``).
     """
 
-    def __init__(self, turns, wire_format: str = "ollama", *, prompt_tokens=None):
+    def __init__(self, turns, wire_format: str = "ollama", *, prompt_tokens=None, options=None):
         if wire_format not in STREAMS:
             raise ValueError(
                 f"unknown wire format {wire_format!r}; the formats are {sorted(STREAMS)}"
@@ -228,6 +252,7 @@ class ScriptedChat:
             starts.append(starts[-1] + len(turn.tool_calls))
         self.planned = list(zip(turns, starts))
         self.prompt_tokens = prompt_tokens
+        self.options = dict(options or {})
         self.now = 0.0
         self.requests = 0
 
@@ -242,7 +267,7 @@ class ScriptedChat:
         turn, first_call = self.planned[self.requests]
         self.requests += 1
         tokens = 600 if self.prompt_tokens is None else self.prompt_tokens(messages, tool_schemas)
-        return self._stream(self.stream(turn, tokens, first_call, self.requests))
+        return self._stream(self.stream(turn, tokens, first_call, self.requests, **self.options))
 
     def _stream(self, planned):
         start = self.now

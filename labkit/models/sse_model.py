@@ -36,7 +36,7 @@ from .line_tap import LineTap
 from .provenance import RECORDER, replayed_provenance, timestamp
 from .providers import PROVIDERS
 from .sdk_model import SDKModel
-from .sse import EventReader, chunk_of
+from .sse import EventReader, chunk_of, ping_of
 
 NO_KEY = "no-key-needed"  # sent to a server of your own when no key is set (it ignores it)
 
@@ -125,7 +125,18 @@ class SSEModel(SDKModel):
         return (self.sdk.APIError,)
 
     def _pairs(self, stream):
-        for part, event in self.tap.pairs(stream, lambda copy: EventReader(copy).next_event):
+        """Each chunk the SDK yields with its event's text; before it, each ``ping`` the SDK
+        dropped (``{"type": "ping"}`` with its text), so a capture keeps what came, and a
+        replay hands the loop the same chunks (its assembler ignores pings)."""
+        readers = []
+
+        def reader(copy):
+            readers.append(EventReader(copy))
+            return readers[0].next_event
+
+        for part, event in self.tap.pairs(stream, reader):
+            for ping in readers[0].take_pings() if readers else ():
+                yield ping_of(ping), ping
             yield chunk_of(event, part), event
 
     def failure(self, exc, received: int = 0) -> ProviderError:
@@ -280,13 +291,17 @@ def _server_message(exc) -> str:
 
 def reported_in_replies(recording: dict) -> dict:
     """What the server said about itself in a recording's replies: each distinct ``model``
-    (OpenAI's chunks, Anthropic's ``message_start``) and ``system_fingerprint`` (OpenAI's)."""
+    (OpenAI's chunks, Anthropic's ``message_start``, the Responses API's ``response``,
+    Gemini's ``modelVersion``) and ``system_fingerprint`` (OpenAI's)."""
     found = {"model": [], "system_fingerprint": []}
     for turn in recording["turns"]:
         for entry in turn["chunks"]:
             chunk = entry["chunk"]
             said = {
-                "model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
+                "model": chunk.get("model")
+                or (chunk.get("message") or {}).get("model")  # Anthropic's message_start
+                or (chunk.get("response") or {}).get("model")  # the Responses API's events
+                or chunk.get("modelVersion"),  # Gemini's
                 "system_fingerprint": chunk.get("system_fingerprint"),
             }
             for key, value in said.items():
