@@ -17,6 +17,7 @@ content blocks), so each function takes the format (``wire_format``, a name or a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
