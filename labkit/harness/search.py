@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from importlib import metadata
 from pathlib import Path
 
 from .pytest_run import child_environment, wait_and_sweep
@@ -49,10 +50,21 @@ ARGUMENT_BYTES = 200_000  # paths per ripgrep run, in bytes of its command line
 
 
 def find_ripgrep() -> str | None:
-    """The ``rg`` program beside this Python (where pip puts it), else on ``PATH``."""
+    """The ``rg`` program: beside this Python (where pip puts it), else where the
+    ``ripgrep`` distribution says it put it (an install whose packages are shared with
+    another environment), else on ``PATH``."""
     name = "rg.exe" if os.name == "nt" else "rg"
     beside = Path(sysconfig.get_path("scripts")) / name
-    return str(beside) if beside.is_file() else shutil.which("rg")
+    if beside.is_file():
+        return str(beside)
+    try:
+        recorded = metadata.distribution("ripgrep").files or []
+    except metadata.PackageNotFoundError:
+        recorded = []
+    for file in recorded:
+        if file.name == name and Path(file.locate()).is_file():
+            return str(Path(file.locate()).resolve())
+    return shutil.which("rg")
 
 
 # --- glob ------------------------------------------------------------------------------------

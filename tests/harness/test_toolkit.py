@@ -4,6 +4,7 @@ writes whole or not at all, stale edits refused, searches bounded."""
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +253,14 @@ def test_a_search_that_runs_too_long_is_stopped(tmp_path):
 
 def test_ripgrep_is_found_beside_this_python():
     assert find_ripgrep() is not None
+
+
+def test_ripgrep_is_found_where_its_package_put_it_when_not_beside_python(monkeypatch, tmp_path):
+    """An environment that shares another's packages (as the wheel's test does) has no rg
+    beside its Python and none on PATH: the ripgrep distribution's record still finds it."""
+    import sysconfig
+
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = find_ripgrep()
+    assert found is not None and Path(found).name == "rg" and Path(found).is_file()
