@@ -1,11 +1,11 @@
 """The toolkit's grep and glob against `grep -r` on the same generated tree, in one run.
 
 10,000 files of about 10 kB (about 100 MB) in 100 folders, a few of them holding the word
-searched for; every search is run five times (the page cache warm after the first) and
-the best time counts. Prints each time and the ratios; the aim is grep at or below 1.5x
-`grep -r -l`. `find -name` is shown beside glob as the program that does glob's job.
-Times on a shared machine wander: the load average is printed first, and the ratios of
-one run are what to compare.
+searched for. Each search runs once per round, in turn, for eleven rounds (the page cache
+warm after the first), so that the searches compared meet the same moments of a shared
+machine's load; printed are each search's best time and the median of its per-round
+ratios to `grep -r -l`. The aim is grep at or below 1.5x `grep -r -l`. `find -name` is
+shown beside glob as the program that does glob's job. The load average is printed first.
 
     python bench/search.py
 """
@@ -13,6 +13,7 @@ one run are what to compare.
 import os
 import random
 import shutil
+import statistics
 import string
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 from labkit.harness.toolkit import ReadTools
 
 FILES, FOLDERS, SIZE, WORD = 10_000, 100, 10_000, "needle_in_haystack"
+ROUNDS = 11
 
 
 def tree(root: Path) -> None:
@@ -35,13 +37,20 @@ def tree(root: Path) -> None:
         (folder / f"module{n:05}.py").write_text(text)
 
 
-def best(run, times: int = 5) -> tuple[float, object]:
-    results = []
+def timed(run) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = run()
+    return time.perf_counter() - start, value
+
+
+def rounds(runs: dict, times: int = ROUNDS) -> dict[str, list[float]]:
+    """Each run once per round, in turn, so that every one meets the same moments of a
+    shared machine's load; the times per run, in round order."""
+    times_of: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(times):
-        start = time.perf_counter()
-        value = run()
-        results.append((time.perf_counter() - start, value))
-    return min(results, key=lambda pair: pair[0])
+        for name, run in runs.items():
+            times_of[name].append(timed(run)[0])
+    return times_of
 
 
 def command(root: Path, *words: str) -> list[str]:
@@ -54,21 +63,29 @@ def main() -> None:
     try:
         tree(root)
         tools = ReadTools(root)
-        grep_r, found = best(lambda: command(root, "grep", "-r", "-l", WORD, "."))
-        find, named = best(lambda: command(root, "find", ".", "-name", "*.py"))
-        ours, result = best(lambda: tools.grep(WORD))
-        glob_time, listed = best(lambda: tools.glob("**/*.py"))
+        found = command(root, "grep", "-r", "-l", WORD, ".")
+        named = command(root, "find", ".", "-name", "*.py")
+        result, listed = tools.grep(WORD), tools.glob("**/*.py")
         assert sorted(path.removeprefix("./") for path in found) == result["files"]
         assert len(named) == listed["count"] == FILES
+        runs = {
+            "grep -r -l": lambda: command(root, "grep", "-r", "-l", WORD, "."),
+            "toolkit grep": lambda: tools.grep(WORD),
+            "find -name '*.py'": lambda: command(root, "find", ".", "-name", "*.py"),
+            "toolkit glob **/*.py": lambda: tools.glob("**/*.py"),
+        }
+        times = rounds(runs)
         megabytes = sum(p.stat().st_size for p in root.rglob("*.py")) / 1e6
         print(f"tree: {FILES:,} files, {megabytes:.0f} MB; {len(found)} files hold the word")
-        print(f"grep -r -l:           {grep_r * 1000:7.0f} ms")
-        print(f"toolkit grep:         {ours * 1000:7.0f} ms  ({ours / grep_r:.2f}x grep -r)")
-        print(f"find -name '*.py':    {find * 1000:7.0f} ms  ({find / grep_r:.2f}x grep -r)")
-        print(
-            f"toolkit glob **/*.py: {glob_time * 1000:7.0f} ms  ({glob_time / grep_r:.2f}x "
-            f"grep -r, {glob_time / find:.2f}x find; {listed['count']:,} paths)"
-        )
+        print(f"{ROUNDS} rounds, each search once per round in turn; best time, and the median")
+        print("of the per-round ratios to grep -r -l (the pairs met the same load):")
+        for name, spent in times.items():
+            reference = times["grep -r -l"]
+            ratios = [mine / theirs for mine, theirs in zip(spent, reference)]
+            print(
+                f"  {name:21} best {min(spent) * 1000:6.0f} ms  ({min(spent) / min(reference):.2f}x"
+                f" grep -r's best; median ratio {statistics.median(ratios):.2f}x)"
+            )
     finally:
         shutil.rmtree(root)
 
