@@ -38,7 +38,7 @@ from fnmatch import fnmatchcase
 from importlib import metadata
 from pathlib import Path
 
-from .pytest_run import child_environment, wait_and_sweep
+from .pytest_run import child_environment, wait_reading
 from .toolset import shown
 from .workspace import Entry
 
@@ -219,14 +219,7 @@ def _search(root: Path, command: list[str], found: Found, timeout: float) -> Non
         threading.Thread(target=_read_events, args=(process.stdout, found), daemon=True),
         threading.Thread(target=_read_tail, args=(process.stderr, errors), daemon=True),
     ]
-    for reader in readers:
-        reader.start()
-    try:
-        timed_out = wait_and_sweep(process, timeout)
-    finally:
-        for reader in readers:
-            reader.join(timeout=5)
-    if timed_out:
+    if wait_reading(process, readers, timeout):
         raise SearchError(f"grep was stopped after {timeout:g} s; narrow it with 'path' or 'glob'")
     if process.returncode not in (0, 1):  # 1: nothing matched
         message = b"".join(errors).decode("utf-8", errors="replace").strip()

@@ -29,7 +29,7 @@ from typing import Any
 
 from .budget import marker
 from .byte_cuts import SPLIT, head_end, tail_start_after
-from .pytest_run import REAPER, child_environment, wait_and_sweep
+from .pytest_run import REAPER, child_environment, wait_reading
 from .tools import RepoTools
 from .toolset import tool
 
@@ -88,13 +88,7 @@ def run_command(
         threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
         for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
     ]
-    for reader in readers:
-        reader.start()
-    try:
-        timed_out = wait_and_sweep(process, timeout)
-    finally:
-        for reader in readers:
-            reader.join(timeout=5)
+    timed_out = wait_reading(process, readers, timeout)
     stderr = ends["stderr"].text()
     if timed_out:
         stderr += f"\n[labkit: the command was stopped after {timeout:g} s]"

@@ -109,15 +109,19 @@ def _drawn_edit(draw: random.Random) -> list:
     return [text, old, draw.choice(["", "Q", "R\nS"]), draw.random() < 0.3]
 
 
+def _with_drawn(fixed: list, hidden: list, draw_one) -> tuple[list, random.Random]:
+    """The fixed cases, the hidden ones given, and ``DRAWN`` cases drawn afresh (their seed
+    in their label); and the draw, for what the check draws next."""
+    seed = new_seed()
+    draw = random.Random(seed)
+    drawn = [(f"drawn case {n} (seed {seed})", draw_one(draw), "") for n in range(1, DRAWN + 1)]
+    return fixed + hidden + drawn, draw
+
+
 def check_apply_edit(apply_edit, *, hidden: bool = False) -> None:
     """``apply_edit(text, old, new, replace_all=False)`` edits exactly, or raises by name."""
     answer = learner_answer(apply_edit, "apply_edit")
-    listed = EDIT_CASES + (HIDDEN_EDIT_CASES if hidden else [])
-    seed = new_seed()
-    draw = random.Random(seed)
-    listed += [
-        (f"drawn case {n} (seed {seed})", _drawn_edit(draw), "") for n in range(1, DRAWN + 1)
-    ]
+    listed, _ = _with_drawn(EDIT_CASES, HIDDEN_EDIT_CASES if hidden else [], _drawn_edit)
     cases = []
     for label, arguments, hint in listed:
         expected = edit_reference(*arguments)
@@ -292,12 +296,7 @@ def _drawn_parse(draw: random.Random) -> str:
 def check_parse_search_replace(parse_search_replace, *, hidden: bool = False) -> None:
     """``parse_search_replace(text)`` reads blocks or raises by name, in linear time."""
     answer = learner_answer(parse_search_replace, "parse_search_replace")
-    listed = PARSE_CASES + (HIDDEN_PARSE_CASES if hidden else [])
-    seed = new_seed()
-    draw = random.Random(seed)
-    listed += [
-        (f"drawn case {n} (seed {seed})", _drawn_parse(draw), "") for n in range(1, DRAWN + 1)
-    ]
+    listed, draw = _with_drawn(PARSE_CASES, HIDDEN_PARSE_CASES if hidden else [], _drawn_parse)
     cases = []
     for label, text, hint in listed:
         expected = blocks_reference(text)
