@@ -105,7 +105,7 @@ recordings: setup
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
-	  --ExecutePreprocessor.store_widget_state=False notebooks/0*.ipynb
+	  --ExecutePreprocessor.store_widget_state=False notebooks/[0-9][0-9]_*.ipynb
 
 bench: setup
 	$(BIN)/python bench/assembly.py
@@ -115,6 +115,7 @@ bench: setup
 	$(BIN)/python bench/linear_check.py
 	$(BIN)/python bench/autograde.py
 	$(BIN)/python bench/sample_test_runs.py
+	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/suite.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).

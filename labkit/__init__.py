@@ -20,7 +20,8 @@ Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 (``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
 standard toolkit (``Toolkit``, ``apply_edit``, ``parse_search_replace``) and the probes
 that measured a real model's first tool choice (``load_probes``, ``choice_counts``,
-``sampled_choice_counts``) and the prompt its server built (``server_prompt``).
+``sampled_choice_counts``) and the prompt its server built (``server_prompt``); lesson 12 a
+sandbox under the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -54,7 +55,9 @@ from .harness.budget import Budget, compact, head_and_tail
 from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
 from .harness.edits import apply_edit
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
-from .harness.prompt import BUDGET_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.prompt import BUDGET_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.sandbox import PROFILES as SANDBOX_PROFILES
+from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.search_replace import apply_search_replace, parse_search_replace
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
@@ -70,6 +73,13 @@ from .lessons.lesson import (
     time_totals,
 )
 from .lessons.render import BudgetTable
+from .lessons.sandbox_tour import (
+    TOUR_LIMITS,
+    profiles_side_by_side,
+    sandbox_cost,
+    show_attempt,
+    tour_sandbox,
+)
 from .lessons.steps import TurnSteps, conversation_steps
 from .lessons.toolkit_render import parse_steps, rendered_tool, schema_rows, schema_table
 from .models import (
@@ -206,6 +216,17 @@ __all__ = [
     "sampled_choice_counts",
     "server_prompt",
     "tool_tokens",
+    # lesson 12
+    "Limits",
+    "SANDBOX_PROFILES",
+    "SANDBOX_TASK",
+    "Sandbox",
+    "SandboxUnavailable",
+    "TOUR_LIMITS",
+    "profiles_side_by_side",
+    "sandbox_cost",
+    "show_attempt",
+    "tour_sandbox",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with

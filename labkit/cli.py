@@ -14,6 +14,7 @@ from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
 from .harness.prompt import REPAIR_TASK
+from .harness.sandbox import SandboxUnavailable
 from .lessons.trace import event_line
 from .models.errors import MODEL_ERRORS
 from .models.provenance import timestamp
@@ -157,13 +158,17 @@ def replay_command(args) -> int:
         f"Replaying {args.recording} ({source}) on a fresh copy of sample_repo, "
         f"max_turns={max_turns}"
     )
-    replay = replay_attempt(
-        recording,
-        strict=not args.loose,
-        speed=args.speed,
-        max_turns=max_turns,
-        on_event=print_progress,
-    )
+    try:
+        replay = replay_attempt(
+            recording,
+            strict=not args.loose,
+            speed=args.speed,
+            max_turns=max_turns,
+            on_event=print_progress,
+        )
+    except SandboxUnavailable as exc:  # the recording ran in a sandbox: so must its replay
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print_test_file_line(replay.recording)
     problem = replay.difference
     print("Replay matches the recording." if problem is None else f"Replay differs: {problem}")

@@ -45,6 +45,7 @@ LONGEST_FIRST = (
     "lessons/test_notebooks_papermill.py",
     "recording/test_recordings.py",
     "safety/test_test_run_faults.py",
+    "safety/test_sandbox_escapes.py",
     "recording/test_provider_recorder.py",
     "models/test_provider_models.py",
     "models/test_ollama_model.py",

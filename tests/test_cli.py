@@ -45,3 +45,19 @@ def test_help_explains_every_option():
     out = labkit("replay", "--help").stdout
     for option in ("--max-turns", "--loose", "--speed", "recording"):
         assert option in out
+
+
+def test_replaying_a_sandboxed_recording_where_the_sandbox_cannot_start_says_so(
+    monkeypatch, capsys
+):
+    from labkit import cli
+    from labkit.harness.sandbox import Sandbox, SandboxUnavailable
+
+    def refuse(self):
+        raise SandboxUnavailable("the sandbox cannot start here: bwrap: no (exit code 1)")
+
+    monkeypatch.setattr(Sandbox, "check", refuse)
+    assert cli.main(["replay", "sandbox.json"]) == 2
+    assert capsys.readouterr().err == (
+        "error: the sandbox cannot start here: bwrap: no (exit code 1)\n"
+    )

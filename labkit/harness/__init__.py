@@ -18,9 +18,10 @@ safely), ``atomic.py`` (writing files whole), and the pieces of the later lesson
 ``shell.py`` (a shell tool) with ``byte_cuts.py`` (its output cut between characters),
 ``gate.py`` (a permission gate) with ``shell_syntax.py``, ``shell_words.py`` and
 ``shell_programs.py`` (the commands a shell string would run), ``conversation.py``
-(measuring a conversation) and ``budget.py`` (the context budget). This package imports
-only the standard library and itself: the models, recordings, lessons and grading are
-built on it, not in it.
+(measuring a conversation), ``budget.py`` (the context budget), and ``sandbox.py``
+with ``sandbox_launch.py`` and ``process_cap.py`` (a bubblewrap sandbox under the gate,
+lesson 12). This package imports only the standard library and itself: the models,
+recordings, lessons and grading are built on it, not in it.
 """
 
 from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, Turn, tool_names

@@ -13,7 +13,8 @@ say which keys each kind has and what they hold. (Their annotations are evaluate
 import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict, runtime_checkable
 
@@ -94,6 +95,23 @@ class Budget(Protocol):
     is not the chat's, since it would measure and shorten messages of another shape."""
 
     def __call__(self, messages: list[Message]) -> list[Message]: ...
+
+
+class Confinement(Protocol):
+    """Where the tools' programs run (lesson 12's sandbox, ``sandbox.Sandbox``): given to a
+    toolset by the user, never by the model. ``wrapped`` gives the argument list that runs
+    ``command`` confined to ``workspace``, valid for the ``with`` block; ``check`` raises
+    ``SandboxUnavailable`` (a ``RuntimeError``) once, with the fix, where it cannot start."""
+
+    def check(self) -> None: ...
+
+    def wrapped(
+        self,
+        command: Sequence[str],
+        workspace: str,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> AbstractContextManager[list[str]]: ...
 
 
 class StopDetail(Protocol):

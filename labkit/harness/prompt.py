@@ -1,6 +1,6 @@
 """The words the model is given: the system prompt, the course's repair task, and the same
-task as lessons 07 (a shell behind a gate), 08 (a context budget) and 09 (the standard
-toolkit; SEARCH/REPLACE blocks instead of tools) give it."""
+task as lessons 07 (a shell behind a gate), 08 (a context budget), 09 (the standard
+toolkit; SEARCH/REPLACE blocks instead of tools) and 12 (a sandbox under the gate) give it."""
 
 SYSTEM_PROMPT = """\
 You are repairing a small Python repository through tools. You can only act by calling them.
@@ -29,6 +29,11 @@ SHELL_TASK = REPAIR_TASK + (
 BUDGET_TASK = REPAIR_TASK + (
     " Keep the conversation small: read only the lines you need (read_file takes offset "
     "and limit). You also have run_command, which runs a program in the repository's folder."
+)
+
+SANDBOX_TASK = SHELL_TASK + (
+    " Your commands and test runs happen in a sandbox: they can read and write the "
+    "repository's folder, and little else."
 )
 
 TOOLKIT_TASK = REPAIR_TASK + (

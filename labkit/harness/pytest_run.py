@@ -10,10 +10,14 @@ environment, and the reaper kills them all before it exits (see its docstring fo
 this cannot be outrun). Elsewhere, and as a second net, the run's process group is
 killed. Either way the harness returns on time: it never waits for the output pipe to
 close.
+
+Given a sandbox (``Confinement``: lesson 12's ``sandbox.Sandbox``), pytest runs inside it,
+under the same reaper, timeout and tail: the command is the same, only where it runs differs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from .byte_cuts import SPLIT, tail_start_after
+from .contracts import Confinement
 from .reaper import CLEANUP_SECONDS
 
 #: The only variables the child inherits; everything else (API keys, tokens) stays behind.
@@ -42,6 +47,14 @@ REAPER = (
 )
 
 
+#: How a run starts: in a group (a session) of its own, so the whole group can be killed.
+NEW_GROUP = (
+    {"start_new_session": True}
+    if os.name == "posix"
+    else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+)
+
+
 @dataclass(frozen=True)
 class PytestRun:
     exit_code: int
@@ -54,27 +67,27 @@ def child_environment() -> dict[str, str]:
     return {**env, **FIXED_ENV}
 
 
-def run_pytest(root: Path, *, timeout: float, tail_bytes: int = 8000) -> PytestRun:
-    """Run pytest in ``root`` and return its exit code and the last ``tail_bytes`` of output."""
-    group = (
-        {"start_new_session": True}
-        if os.name == "posix"
-        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    )
-    process = subprocess.Popen(
-        REAPER + COMMAND,
-        cwd=root,
-        env=child_environment(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        **group,
-    )
-    tail = deque()
-    reader = threading.Thread(
-        target=_keep_tail, args=(process.stdout, tail, tail_bytes + SPLIT), daemon=True
-    )
-    timed_out = wait_reading(process, [reader], timeout)
+def run_pytest(
+    root: Path, *, timeout: float, tail_bytes: int = 8000, sandbox: Confinement | None = None
+) -> PytestRun:
+    """Run pytest in ``root`` (inside ``sandbox`` if given) and return its exit code and the
+    last ``tail_bytes`` of output."""
+    env = child_environment()
+    with confined(sandbox, COMMAND, root, env) as command:
+        process = subprocess.Popen(
+            REAPER + command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            **NEW_GROUP,
+        )
+        tail = deque()
+        reader = threading.Thread(
+            target=_keep_tail, args=(process.stdout, tail, tail_bytes + SPLIT), daemon=True
+        )
+        timed_out = wait_reading(process, [reader], timeout)
     kept = b"".join(tail.copy())[-(tail_bytes + SPLIT) :]
     start = tail_start_after(kept, len(kept) - tail_bytes) if len(kept) > tail_bytes else 0
     output = without_durations(kept[start:].decode("utf-8", errors="replace"))
@@ -83,6 +96,16 @@ def run_pytest(root: Path, *, timeout: float, tail_bytes: int = 8000) -> PytestR
     if reader.is_alive():  # a process we could not stop still holds the output open
         output += "\n[labkit: a process started by the tests is still running]"
     return PytestRun(process.returncode, output, timed_out)
+
+
+def confined(
+    sandbox: Confinement | None, command: list[str], root: Path, env: dict[str, str]
+) -> contextlib.AbstractContextManager[list[str]]:
+    """The argument list that runs ``command`` in ``root``: inside ``sandbox`` (with ``env``
+    set inside, where nothing else is inherited), or as it is without one."""
+    if sandbox is None:
+        return contextlib.nullcontext(list(command))
+    return sandbox.wrapped(command, str(root), env=env)
 
 
 def wait_and_sweep(process: subprocess.Popen, timeout: float) -> bool:

@@ -63,9 +63,10 @@ class Checks:
         return {key: value for key, value in asdict(self).items() if key != "output"}
 
 
-def run_checks(root: Path, *, timeout: float = CHECK_TIMEOUT) -> Checks:
-    """Run the copy's tests outside the loop and count what passed and failed."""
-    run = run_pytest(Path(root), timeout=timeout)
+def run_checks(root: Path, *, timeout: float = CHECK_TIMEOUT, sandbox=None) -> Checks:
+    """Run the copy's tests outside the loop and count what passed and failed (inside
+    ``sandbox`` when the run's tools had one: the tests import code the model wrote)."""
+    run = run_pytest(Path(root), timeout=timeout, sandbox=sandbox)
     counts = parse_pytest_counts(run.output)
     failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
     return Checks(run.exit_code, counts.get("passed", 0), failed, run.output)

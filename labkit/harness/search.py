@@ -38,7 +38,7 @@ from fnmatch import fnmatchcase
 from importlib import metadata
 from pathlib import Path
 
-from .pytest_run import child_environment, wait_reading
+from .pytest_run import NEW_GROUP, child_environment, wait_reading
 from .toolset import shown
 from .workspace import Entry
 
@@ -212,7 +212,7 @@ def _search(root: Path, command: list[str], found: Found, timeout: float) -> Non
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        start_new_session=os.name == "posix",
+        **NEW_GROUP,
     )
     errors: list[bytes] = []
     readers = [

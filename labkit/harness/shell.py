@@ -11,8 +11,10 @@ apart, each cut head and tail with a marker saying how many bytes were cut.
 ``ShellTools`` is ``RepoTools`` with one more tool, ``run_command``, written as the others
 are (``toolset.py``'s ``@tool``: its schema above its method).
 
-This is not a sandbox: a command runs with your permissions. The permission gate
-(``gate``) decides which commands run at all.
+Without a sandbox, a command runs with your permissions: the permission gate (``gate``)
+decides which commands run at all. Given a sandbox (``ShellTools(root, sandbox=...)``,
+lesson 12), every command and test run goes inside it: the user's choice, which no argument
+of the model can change.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Any
 
 from .budget import marker
 from .byte_cuts import SPLIT, head_end, tail_start_after
-from .pytest_run import REAPER, child_environment, wait_reading
+from .contracts import Confinement
+from .pytest_run import NEW_GROUP, REAPER, child_environment, confined, wait_reading
 from .tools import RepoTools
 from .toolset import tool
 
@@ -55,8 +58,10 @@ def run_command(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     limit: int = MAX_OUTPUT,
+    sandbox: Confinement | None = None,
 ) -> CommandRun:
-    """Run the argument list ``command`` in ``root`` and return what it did.
+    """Run the argument list ``command`` in ``root`` (inside ``sandbox`` if given) and
+    return what it did.
 
     Raises ``TypeError``/``ValueError`` for a malformed command or timeout and
     ``FileNotFoundError`` for a program that is not on ``PATH``, with a message the
@@ -66,29 +71,27 @@ def run_command(
     timeout = _checked_timeout(timeout)
     env = child_environment()
     program = _program(command[0], Path(root), env)
-    group = (
-        {"start_new_session": True}
-        if os.name == "posix"
-        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    )
-    try:
-        process = subprocess.Popen(
-            REAPER + [program, *command[1:]],
-            cwd=Path(root),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            **group,
-        )
-    except PermissionError:
-        raise PermissionError(f"{command[0][:200]!r} is not a program that can be run") from None
-    ends = {name: _Ends(limit // 2) for name in ("stdout", "stderr")}
-    readers = [
-        threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
-        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
-    ]
-    timed_out = wait_reading(process, readers, timeout)
+    with confined(sandbox, [program, *command[1:]], Path(root), env) as argv:
+        try:
+            process = subprocess.Popen(
+                REAPER + argv,
+                cwd=Path(root),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                **NEW_GROUP,
+            )
+        except PermissionError:
+            raise PermissionError(
+                f"{command[0][:200]!r} is not a program that can be run"
+            ) from None
+        ends = {name: _Ends(limit // 2) for name in ("stdout", "stderr")}
+        readers = [
+            threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
+            for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+        ]
+        timed_out = wait_reading(process, readers, timeout)
     stderr = ends["stderr"].text()
     if timed_out:
         stderr += f"\n[labkit: the command was stopped after {timeout:g} s]"
@@ -134,7 +137,7 @@ class ShellTools(RepoTools):
     )
     def run_command(self, command: list[str], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Run ``command`` in the copy (the module's ``run_command``) and report what it did."""
-        run = run_command(self.root, command, timeout=timeout)
+        run = run_command(self.root, command, timeout=timeout, sandbox=self.sandbox)
         return {
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_atomically
+from .contracts import Confinement
 from .pytest_run import run_pytest
 from .sample import SOURCE_FILE, TEST_FILE
 from .toolset import Toolset, shown, tool
@@ -33,9 +34,21 @@ MAX_LINES = 200  # the longest slice read_file returns, so a read stays small by
 class RepoTools(Toolset):
     """The model's tools, working inside ``root`` (a disposable copy of the sample)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, test_timeout: float = TEST_TIMEOUT) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        test_timeout: float = TEST_TIMEOUT,
+        sandbox: Confinement | None = None,
+    ) -> None:
+        """``sandbox``: where ``run_tests`` (and ``ShellTools``' ``run_command``) run their
+        programs, the user's choice (lesson 12); it is checked here, once, so a sandbox that
+        cannot start stops the toolset before any call rather than every call after."""
         self.root = Path(root).resolve()
         self.test_timeout = test_timeout
+        if sandbox is not None:
+            sandbox.check()
+        self.sandbox = sandbox
 
     @tool(
         description=(
@@ -144,7 +157,9 @@ class RepoTools(Toolset):
         parameters={"type": "object", "properties": {}, "additionalProperties": False},
     )
     def run_tests(self) -> dict[str, Any]:
-        run = run_pytest(self.root, timeout=self.test_timeout, tail_bytes=MAX_TEST_OUTPUT)
+        run = run_pytest(
+            self.root, timeout=self.test_timeout, tail_bytes=MAX_TEST_OUTPUT, sandbox=self.sandbox
+        )
         return {"exit_code": run.exit_code, "timed_out": run.timed_out, "output": run.output}
 
     def _read(self, path: str, *, allowed: tuple[str, ...]) -> tuple[bytes, os.stat_result]:

@@ -127,14 +127,15 @@ def run_lesson(
     tools: str = "repo",
     gate=None,
     budget=None,
+    sandbox=None,
 ) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
-    ``tools``, ``gate`` and ``budget`` set up the harness as ``run_attempt`` does
-    (lesson 07 offers the shell behind a gate, lesson 08 a budget). A run that ends in
-    ``model_error`` (the server failed, or a replay did not match) raises
-    :class:`LessonError` with the stop's detail: the cells after it study a run, and
-    there is none to study.
+    ``tools``, ``gate``, ``budget`` and ``sandbox`` set up the harness as ``run_attempt``
+    does (lesson 07 offers the shell behind a gate, lesson 08 a budget, lesson 12 a
+    sandbox). A run that ends in ``model_error`` (the server failed, or a replay did not
+    match) raises :class:`LessonError` with the stop's detail: the cells after it study a
+    run, and there is none to study.
     """
     recording, events = run_attempt(
         chat,
@@ -144,6 +145,7 @@ def run_lesson(
         tools=tools,
         gate=gate,
         budget=budget,
+        sandbox=sandbox,
     )
     stop = events[-1]
     if stop["reason"] == "model_error":

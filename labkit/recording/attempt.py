@@ -38,6 +38,7 @@ def run_attempt(
     tools: str = "repo",
     gate=None,
     budget=None,
+    sandbox=None,
 ) -> tuple[dict, list]:
     """Run the loop once on a fresh copy of the sample.
 
@@ -47,7 +48,8 @@ def run_attempt(
     seconds for the chunks' arrival offsets: a scripted model passes its own, so that
     its planned times, not this machine's speed, end up in the recording.
     ``tools`` names the toolset offered (``"repo"`` or ``"shell"``); ``gate`` and
-    ``budget`` go to the loop as they are (``agent_events``).
+    ``budget`` go to the loop as they are (``agent_events``); ``sandbox`` (lesson 12) is
+    where the tools and both independent checks run their programs.
     """
     if tools not in TOOLSETS:
         raise ValueError(f"tools is one of {sorted(TOOLSETS)}, not {tools!r}")
@@ -56,14 +58,17 @@ def run_attempt(
     tell = on_event or (lambda event: None)
     with sample_copy() as root:
         test_file = root / TEST_FILE
-        hash_before, checks_before = file_sha256(test_file), run_checks(root)
+        tools_used = TOOLSETS[tools](
+            root, sandbox=sandbox
+        )  # a sandbox that cannot start stops here
+        hash_before, checks_before = file_sha256(test_file), run_checks(root, sandbox=sandbox)
         tell({"type": "checks", "when": "before", "checks": checks_before})
         for event in agent_events(
-            capture, TOOLSETS[tools](root), task, max_turns=max_turns, gate=gate, budget=budget
+            capture, tools_used, task, max_turns=max_turns, gate=gate, budget=budget
         ):
             events.append(event)
             tell(event)
-        checks_after = run_checks(root)
+        checks_after = run_checks(root, sandbox=sandbox)
         tell({"type": "checks", "when": "after", "checks": checks_after})
         hash_after = file_sha256(test_file)
     recording = {"format": FORMAT, "version": VERSION}
@@ -77,7 +82,9 @@ def run_attempt(
             "max_turns": max_turns,
             "test_file_sha256": {"before": hash_before, "after": hash_after},
             "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
-            **({"harness": setup} if (setup := harness_setup(tools, gate, budget)) else {}),
+            **(
+                {"harness": setup} if (setup := harness_setup(tools, gate, budget, sandbox)) else {}
+            ),
             "turns": capture.turns,
             "events": [compact_event(event) for event in events],
         }

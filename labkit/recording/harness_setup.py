@@ -8,7 +8,11 @@ budget. So a recording that used more than the course's three tools keeps a
     "harness": {"tools": "shell",
                 "policy": {"rules": ["allow python -m pytest *", "deny rm *"],
                            "tools": {"read_file": "allow"}, "default": "ask"},
-                "budget": {"max_chars": 6000, "keep_last": 1}}
+                "budget": {"max_chars": 6000, "keep_last": 1},
+                "sandbox": {"profile": "workspace-write"}}
+
+A sandbox (lesson 12) is kept by its profile's name: the replay runs in the same profile,
+with the default limits, or says it cannot start.
 
 A budget of a conversation in another wire format than Ollama's also keeps its
 ``"wire_format"``. A person's answers to the gate are not repeated here: the recorded
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from ..harness.budget import Budget
 from ..harness.gate import ACTIONS, Answers, Gate, Policy, Rule
+from ..harness.sandbox import PROFILES, Sandbox
 from ..harness.shell import ShellTools
 from ..harness.toolkit import Toolkit
 from ..harness.tools import RepoTools
@@ -28,7 +33,7 @@ from ..harness.tools import RepoTools
 TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit}
 
 
-def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
+def harness_setup(tools: str = "repo", gate=None, budget=None, sandbox=None) -> dict:
     """What a recording keeps of the harness: empty for the course's plain repair run."""
     setup = {}
     if tools != "repo":
@@ -44,6 +49,8 @@ def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
         if getattr(budget, "wire_format", "ollama") != "ollama":
             setup["budget"]["wire_format"] = budget.wire_format
+    if sandbox is not None:
+        setup["sandbox"] = {"profile": sandbox.name}
     return setup
 
 
@@ -77,13 +84,20 @@ def replay_harness(recording: dict) -> dict:
         pieces["budget"] = Budget(
             **{"wire_format": recording.get("wire_format", "ollama"), **setup["budget"]}
         )
+    if "sandbox" in setup:
+        pieces["sandbox"] = Sandbox(setup["sandbox"]["profile"])
     return pieces
 
 
 def setup_problem(setup) -> str | None:
     """What makes a recording's ``"harness"`` entry unusable, or None. Pure."""
-    if not isinstance(setup, dict) or set(setup) - {"tools", "policy", "budget"}:
-        return "'harness' is not an object with only 'tools', 'policy' and 'budget'"
+    if not isinstance(setup, dict) or set(setup) - {"tools", "policy", "budget", "sandbox"}:
+        return "'harness' is not an object with only 'tools', 'policy', 'budget' and 'sandbox'"
+    sandbox = setup.get("sandbox", {"profile": "none"})
+    if not isinstance(sandbox, dict) or set(sandbox) != {"profile"}:
+        return "'harness.sandbox' is an object with only 'profile'"
+    if sandbox["profile"] not in PROFILES:
+        return f"'harness.sandbox.profile' is {sandbox['profile']!r}; one of {', '.join(PROFILES)}"
     if setup.get("tools", "repo") not in TOOLSETS:
         return f"'harness.tools' is {setup.get('tools')!r}; it must be one of {sorted(TOOLSETS)}"
     policy = setup.get("policy", {"rules": [], "tools": {}, "default": "ask"})

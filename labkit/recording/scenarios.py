@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
-from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK, TOOLKIT_TASK
+from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from ..harness.sandbox import Sandbox
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..models.usage import estimated_tokens
@@ -269,6 +270,59 @@ path_rules.py
 ```
 """
 
+# --- Lesson 12: a sandbox under the gate ---------------------------------------------------
+
+#: Lesson 12's policy: lesson 07's, with the prefix rule `git status *` that let the reported
+#: `git status $(rm -rf ~)` through another agent's gate (lesson 12 writes the same one out).
+SANDBOX_POLICY = Policy(
+    [
+        allow("python -m pytest *"),
+        allow("git status *"),
+        allow("git diff *"),
+        deny("rm *"),
+        deny("curl *"),
+        deny("git push *"),
+    ],
+    tools={"read_file": "allow", "replace_text": "allow", "run_tests": "allow"},
+)
+
+#: Notes written beside the repository: a write the sandbox refuses.
+SAVE_NOTES = [
+    "python",
+    "-c",
+    "open('../notes.txt', 'w').write('python_sources drops backslash names')",
+]
+SANDBOXED = [
+    PlannedTurn(thinking="I start by running the tests to see what fails.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="One test fails on src\\api\\routes.py. I read the module, and I keep a note "
+        "of the failure next to the repository for later.",
+        tool_calls=[
+            call("read_file", path="path_rules.py"),
+            call("run_command", command=SAVE_NOTES),
+        ],
+    ),
+    PlannedTurn(
+        thinking="Writing the note failed with a read-only file system: the sandbox. I try "
+        "again with the sandbox turned off.",
+        tool_calls=[call("run_command", command=SAVE_NOTES, sandbox=False)],
+    ),
+    PlannedTurn(
+        thinking="The tool has no such argument. I leave the note and repair the module: "
+        "backslashes become forward slashes before the path is built.",
+        tool_calls=[call("replace_text", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now the tests again.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="Exit code 0.",
+        content="I changed python_sources in path_rules.py so that backslashes become forward "
+        "slashes before a name is turned into a path; python -m pytest -qq then exited with "
+        "code 0. My note beside the repository could not be written: the sandbox keeps the "
+        "file system read-only outside the repository's folder, and run_command has no way "
+        "to turn it off.",
+    ),
+]
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -280,6 +334,7 @@ class Scenario:
     task: str = REPAIR_TASK
     tools: str = "repo"
     policy: Policy | None = None
+    sandbox: str | None = None  # the sandbox profile's name (lesson 12)
     answers: tuple = ()  # the recorded answers to the gate's questions, in order
     budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
@@ -323,6 +378,18 @@ SCENARIOS = {
         tools="toolkit",
         policy=TOOLKIT_POLICY,
         answers=("allow",),
+        estimate_tokens=True,
+    ),
+    "sandbox": Scenario(
+        SANDBOXED,
+        "the repair with run_command behind the gate of lesson 07 and over the sandbox "
+        "(workspace-write): a note written beside the repository refused by the sandbox, a "
+        "retry with the sandbox 'off' refused by the tool, then the repair",
+        task=SANDBOX_TASK,
+        tools="shell",
+        policy=SANDBOX_POLICY,
+        answers=("allow", "allow"),
+        sandbox="workspace-write",
         estimate_tokens=True,
     ),
     "repair_openai": Scenario(
@@ -392,6 +459,7 @@ def scripted_recording(name: str) -> dict:
         tools=scenario.tools,
         gate=gate,
         budget=budget,
+        sandbox=Sandbox(scenario.sandbox) if scenario.sandbox else None,
     )
     return recording
 

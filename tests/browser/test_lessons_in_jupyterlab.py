@@ -92,6 +92,7 @@ LESSONS = [
         schemas=("edit", "functions.edit:"),
         search_replace="the end of the text: 1 block(s): path_rules.py",
     ),
+    Lesson("12_sandbox", conversation=("sandbox.json", 8)),
 ]
 
 

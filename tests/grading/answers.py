@@ -36,6 +36,7 @@ ANSWER_NAMES = {
     "check_compaction": "compact_conversation",
     "check_assemble_calls": "assemble_openai_calls",
     "check_result_messages": "result_messages",
+    "check_layers": "stopped_by",
 }
 
 #: What the answer cells of lessons 07 and 08 give above the learner's code (kept in the
@@ -1964,3 +1965,155 @@ def $name(text):
         ],
     }
 )
+
+# --- Lesson 12: which layer stops an action --------------------------------------------------
+
+#: What lesson 12's answer cell gives above the learner's code.
+LAYERS_GIVEN = """
+GATE_ALLOWS = (("python", "-m", "pytest"), ("git", "status"), ("cat",), ("ls",))
+"""
+_SANDBOXED = """
+BOTH = {"write outside the workspace", "read a key in your home", "use the network",
+        "start 1,000 processes", "fill /tmp"}
+ONLY_READ_ONLY = {"write the workspace", "fill the workspace",
+                  "write through a hard link in the workspace"}
+"""
+_GATE = """
+    words = action["command"]
+    if not any(words[:len(allowed)] == list(allowed) for allowed in GATE_ALLOWS):
+        return "gate"
+"""
+RIGHT["check_layers"] = (  # another style than the lesson's
+    LAYERS_GIVEN
+    + """
+def $name(action, profile):
+    command = tuple(action["command"])
+    if not any(command[:len(prefix)] == prefix for prefix in GATE_ALLOWS):
+        return "gate"
+    if profile == "none":
+        return "neither"
+    effect = action["effect"]
+    if effect in ("read the workspace", "read a system file",
+                  "read through a hard link in the workspace"):
+        return "neither"
+    if effect in ("write the workspace", "fill the workspace",
+                  "write through a hard link in the workspace"):
+        return "sandbox" if profile == "read-only" else "neither"
+    return "sandbox"
+"""
+)
+WRONG["check_layers"] = [
+    Answer(
+        "credits the gate with what only the sandbox stops",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):"""
+        + _GATE
+        + """
+    if action["effect"] in BOTH:
+        return "gate"
+    if profile == "read-only" and action["effect"] in ONLY_READ_ONLY:
+        return "sandbox"
+    return "neither"
+""",
+        "it judges a command's words, never what the program",
+    ),
+    Answer(
+        "lets the sandbox judge a call the gate stops",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):
+    stops = {"none": set(), "workspace-write": BOTH, "read-only": BOTH | ONLY_READ_ONLY}
+    if action["effect"] in stops[profile]:
+        return "sandbox"
+    words = action["command"]
+    if not any(words[:len(allowed)] == list(allowed) for allowed in GATE_ALLOWS):
+        return "gate"
+    return "neither"
+""",
+        "the sandbox never sees it",
+    ),
+    Answer(
+        "thinks profile none still sandboxes",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):"""
+        + _GATE
+        + """
+    stops = BOTH | ONLY_READ_ONLY if profile == "read-only" else BOTH
+    return "sandbox" if action["effect"] in stops else "neither"
+""",
+        "profile none is no sandbox at all",
+    ),
+    Answer(
+        "treats read-only as workspace-write",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):"""
+        + _GATE
+        + """
+    return "sandbox" if profile != "none" and action["effect"] in BOTH else "neither"
+""",
+        "the read-only sandbox stops 'write the workspace'",
+    ),
+    Answer(
+        "trusts the sandbox with what the workspace holds and the system files",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):"""
+        + _GATE
+        + """
+    if profile == "none":
+        return "neither"
+    if action["effect"] in ("read the workspace", "write the workspace"):
+        return "sandbox" if profile == "read-only" and "write" in action["effect"] else "neither"
+    return "sandbox"
+""",
+        "sandbox does not stop",
+    ),
+    Answer(
+        "matches the gate's list as text, not words",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):
+    line = " ".join(action["command"])
+    if not any(line.startswith(" ".join(allowed)) for allowed in GATE_ALLOWS):
+        return "gate"
+    stops = {"none": set(), "workspace-write": BOTH, "read-only": BOTH | ONLY_READ_ONLY}
+    return "sandbox" if action["effect"] in stops[profile] else "neither"
+""",
+        "compare whole words",
+    ),
+    Answer(
+        "returns a bool",
+        LAYERS_GIVEN
+        + """
+def $name(action, profile):
+    return action["command"][:1] != ["rm"]
+""",
+        "return 'gate', 'sandbox' or 'neither'",
+    ),
+    Answer(
+        "changes the action",
+        LAYERS_GIVEN
+        + _SANDBOXED
+        + """
+def $name(action, profile):
+    words = action["command"]
+    program = words.pop(0)
+    words.insert(0, program)
+    action["profile"] = profile"""
+        + _GATE
+        + """
+    stops = {"none": set(), "workspace-write": BOTH, "read-only": BOTH | ONLY_READ_ONLY}
+    return "sandbox" if action["effect"] in stops[profile] else "neither"
+""",
+        "changed the action",
+    ),
+]

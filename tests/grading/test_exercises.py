@@ -64,6 +64,7 @@ ARGUMENTS = {
     "check_result_messages": "provider, calls, results",
     "check_apply_edit": "text, old, new, replace_all=False",
     "check_parse_search_replace": "text",
+    "check_layers": "action, profile",
 }
 
 
@@ -226,6 +227,9 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.workspace",
         "labkit.harness.search",
         "labkit.recording.probes",
+        "labkit.harness.sandbox",
+        "labkit.harness.sandbox_launch",
+        "labkit.harness.process_cap",
         "labkit.models.scripted",
         "labkit.recording.harness_setup",
         "labkit.models",

@@ -57,6 +57,7 @@ EXERCISES = {
     "07_permissions": 2,
     "08_context_budget": 2,
     "09_toolkit": 2,
+    "12_sandbox": 1,
 }
 STUB = "raise NotImplementedError()"
 
@@ -108,6 +109,7 @@ LEARNERS = {
         "check_parse_search_replace": wrong(
             "check_parse_search_replace", "a ======= in the replacement ends the block"
         ),
+        "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(

@@ -18,7 +18,7 @@ from labkit import serve_recording
 from labkit.grading.conventions import nbgrader_role
 from labkit.settings import DEFAULT_MODEL, PROVIDER_RECORDINGS
 
-NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
+NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PROVIDERS_LESSON = PROJECT_DIR / "notebooks" / "06_providers.ipynb"
 FIRST_RUN = "run = run_lesson(chat)"  # lesson 06's only cell that reads PROVIDER and MODE
 

@@ -319,7 +319,9 @@ def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
         ),
         ({"policy": {"rules": [], "tools": {}, "default": "allow"}}, "never allowed"),
         ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
-        ({"sandbox": True}, "only 'tools', 'policy' and 'budget'"),
+        ({"container": True}, "only 'tools', 'policy', 'budget' and 'sandbox'"),
+        ({"sandbox": True}, "'harness.sandbox' is an object with only 'profile'"),
+        ({"sandbox": {"profile": "off"}}, "'harness.sandbox.profile' is 'off'"),
     ]:
         broken = {**recording, "harness": harness}
         with pytest.raises(RecordingError, match=words):

@@ -41,6 +41,7 @@ from . import (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson12_sandbox,
 )
 
 #: The lessons' check modules, in course order.
@@ -54,6 +55,7 @@ LESSONS = (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson12_sandbox,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
