@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .budget import head_and_tail
+from .contracts import Confinement
 from .edits import apply_edit, decode, encode, newline_of, occurrences, with_newline
 from .sample import TEST_FILE
 from .search import GREP_TIMEOUT, find_ripgrep, glob_files, grep_files
@@ -66,7 +67,14 @@ class ReadTools(Toolset):
         read_only: tuple[str, ...] = READ_ONLY,
         ripgrep: str | None = None,
         grep_timeout: float = GREP_TIMEOUT,
+        sandbox: Confinement | None = None,
     ) -> None:
+        """``sandbox``: where ``Toolkit``'s ``run_command`` runs its programs (lesson 12),
+        checked here once, as ``RepoTools`` checks it; the file tools and ``grep`` are the
+        harness's own code and reach files only through the workspace."""
+        if sandbox is not None:
+            sandbox.check()
+        self.sandbox = sandbox
         self.workspace = Workspace(root, read_only=read_only)
         self.root = self.workspace.root
         self.ripgrep = find_ripgrep() if ripgrep is None else ripgrep or None

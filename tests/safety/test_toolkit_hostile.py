@@ -10,6 +10,7 @@ the tools that only read.
 
 import pytest
 from confinement import SECRET, assert_nothing_secret, unchanged, workspace
+from sandboxes import usable
 from test_hostile_arguments import HOSTILE_PATHS
 
 from labkit import Toolkit, call_tool
@@ -84,3 +85,14 @@ def test_the_secret_is_found_only_where_it_is_copied_in(ws, attempt):
     (ws.copy / "notes.txt").write_text("LABKIT-SENTINEL here\n")
     assert attempt("grep", {"pattern": "LABKIT-SENTINEL"})["files"] == ["notes.txt"]
     assert SECRET.startswith("LABKIT-SENTINEL")
+
+
+def test_the_toolkits_run_command_runs_in_the_sandbox_it_is_given(ws, safety_tally):
+    """Lesson 12's sandbox holds for the toolkit's shell too: a write beside the copy fails."""
+    safety_tally["hostile tool arguments"] += 1
+    kit = Toolkit(ws.copy, sandbox=usable("workspace-write"))
+    escape = ["python", "-c", "open('../outside/secret.txt', 'w').write('changed')"]
+    with unchanged(ws.outside):
+        result = call_tool(kit, "run_command", {"command": escape})
+    assert result["exit_code"] != 0  # the folder beside the copy is not even there inside
+    assert "No such file" in result["stderr"] or "Read-only file system" in result["stderr"]
