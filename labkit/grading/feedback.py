@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..harness.words import counted
 from .isolated import AnswerError, TimedInputs, run_answer, same, time_answer, unchanged
 
 #: What a learner sees when they run a check before writing any code.
@@ -135,7 +136,7 @@ def run_cases(
     fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
     drawn = len(cases) - len(fixed)
     print(
-        f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+        f"All {counted(len(cases), 'case')} passed: {'; '.join(fixed)}"
         + (f"; and {drawn} cases drawn afresh for this run." if drawn else ".")
     )
 

@@ -367,7 +367,7 @@ def $name(chunks):
 def $name(chunks):
     return int(any(c.get("done") and c.get("done_reason") != "length" for c in chunks))
 """,
-            "(a int)",
+            "(an int)",
         ),
         Answer(
             "dispatches as soon as a tool call arrives",
@@ -598,7 +598,7 @@ class Anything(str):
 def $name():
     return dict.fromkeys(["no_done", "length", "unknown_tool", "server_down"], Anything("?"))
 """,
-            "(a Anything), which is not a stop reason",
+            "(an Anything), which is not a stop reason",
         ),
         Answer(
             "a stream without done counts as finished",

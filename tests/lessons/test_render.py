@@ -69,7 +69,7 @@ def test_a_length_turn_is_refused():
 def test_a_malformed_chunk_shows_its_problem():
     steps = TurnSteps([chunk("ok"), chunk(42), chunk(done=True)])
     problem = steps.step(2).problem
-    assert problem and "message.content is a int" in problem
+    assert problem and "message.content is a number, not text" in problem
     verdict = only(chunk_step_html(steps.step(3)), "labkit-dispatch")
     assert verdict.startswith("refused") and problem in verdict
 

@@ -16,6 +16,7 @@ import random
 import string
 import textwrap
 
+from ...harness.words import with_article
 from ...settings import RECORDINGS_DIR
 from ..feedback import Answer, fail, show
 from ..isolated import Other, same, unchanged
@@ -173,10 +174,10 @@ def verdict_problem(got, case, outcome) -> str | None:
 def typed(value) -> str:
     """A value with its type named, as feedback shows a wrong type."""
     if isinstance(value, Other):
-        return f"{value.repr} (a {value.type})"
+        return f"{value.repr} ({with_article(value.type)})"
     if value is None:
         return "None"
-    return f"{show(value, 60)} (a {type(value).__name__})"
+    return f"{show(value, 60)} ({with_article(type(value).__name__)})"
 
 
 def recorded_chunks(name: str, turn: int) -> list:
