@@ -1,4 +1,5 @@
-"""``python -m labkit``: replay a recording, serve one over its API, or record a live attempt."""
+"""``python -m labkit``: replay a recording, serve one over its API, record a live attempt, write
+the lessons into a folder, or print the versions the course is tested with."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from .recording.contents import RecordingError
 from .recording.files import load_recording, save_recording
 from .recording.replaying import replay_attempt
 from .recording.serving import serve_recording
-from .settings import MY_RECORDINGS
+from .settings import CONSTRAINTS_FILE, MY_RECORDINGS
 
 
 def main(argv=None) -> int:
@@ -134,14 +135,27 @@ def main(argv=None) -> int:
             "lessons", help="write the lessons into a folder of yours, never overwriting one"
         )
     )
+    commands.add_parser(
+        "constraints",
+        help="print the versions the course is tested with (its requirements.lock), for pip",
+        description="Print the pinned versions of every package the course is tested with, "
+        "one per line, as pip reads them: `python -m labkit constraints > pins.txt`, then "
+        "`pip install -r pins.txt`. Works before those packages are installed.",
+    )
     args = parser.parse_args(argv)
     commands = {
         "replay": replay_command,
         "serve": serve_command,
         "record": record_command,
         "lessons": write_lessons,
+        "constraints": constraints_command,
     }
     return commands[args.command](args)
+
+
+def constraints_command(args) -> int:
+    sys.stdout.write(CONSTRAINTS_FILE.read_text(encoding="utf-8"))
+    return 0
 
 
 def replay_command(args) -> int:

@@ -406,7 +406,7 @@ def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monk
 
     monkeypatch.setattr(edition, "find_spec", lambda name: None)
     assert main(["lessons", str(tmp_path / "lessons")]) == 1
-    assert "pip install nbgrader" in capsys.readouterr().err
+    assert "pip install -c pins.txt nbgrader" in capsys.readouterr().err
     assert not (tmp_path / "lessons").exists()
     (tmp_path / "a_file").write_text("mine")
     assert main(["lessons", "--reference", str(tmp_path / "a_file")]) == 1

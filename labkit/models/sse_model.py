@@ -103,8 +103,8 @@ class SSEModel(SDKModel):
         self.keyed = bool(key)
         if not key and self.official:
             raise ProviderError(
-                f"{self.title}'s API needs a key: set {self.key_variable} (or "
-                f"pass api_key=...). {REPLAY_HINT}"
+                f"the {self.title} API at {self.base_url} needs a key: set "
+                f"{self.key_variable}. {REPLAY_HINT}"
             )
         self.tap = LineTap(httpx2.HTTPTransport())
         self.client = self._client(
@@ -238,11 +238,10 @@ class SSEModel(SDKModel):
             if not self.keyed:
                 return (
                     f"{where} wants an API key (HTTP 401), and none is set: set "
-                    f"{self.key_variable} (or pass api_key=...)"
+                    f"{self.key_variable}"
                 )
             return (
-                f"{where} refused the API key (HTTP 401): check {self.key_variable} "
-                "(or the api_key you passed)"
+                f"{where} refused the API key (HTTP 401): check {self.key_variable}"
             )
         if status == 404:
             return (
