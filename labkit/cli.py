@@ -14,6 +14,7 @@ from pathlib import Path
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
+from .harness.sample import SampleChanged
 from .lessons.trace import event_line
 from .models.errors import MODEL_ERRORS
 from .models.provenance import timestamp
@@ -150,7 +151,11 @@ def main(argv=None) -> int:
         "lessons": write_lessons,
         "constraints": constraints_command,
     }
-    return commands[args.command](args)
+    try:
+        return commands[args.command](args)
+    except SampleChanged as exc:  # every command that copies the sample or loads a recording
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def constraints_command(args) -> int:

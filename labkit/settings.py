@@ -10,8 +10,8 @@ variable is ``labkit.models.providers``'s table.
 The sample repository, the recordings, the lessons and the pinned versions are package
 data: in a clone ``labkit/harness/sample_repo``, ``labkit/course/recordings``,
 ``labkit/course/notebooks`` and ``labkit/course/requirements.lock`` are symbolic links to
-the top-level folders and file of those names, and the wheel carries them. Both are found the same way, through
-``importlib.resources``: nothing here assumes a checkout.
+the top-level folders and file of those names, and the wheel carries them. Both are found
+the same way, through ``importlib.resources``: nothing here assumes a checkout.
 """
 
 from __future__ import annotations

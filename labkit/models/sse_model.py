@@ -237,12 +237,9 @@ class SSEModel(SDKModel):
         if status == 401:
             if not self.keyed:
                 return (
-                    f"{where} wants an API key (HTTP 401), and none is set: set "
-                    f"{self.key_variable}"
+                    f"{where} wants an API key (HTTP 401), and none is set: set {self.key_variable}"
                 )
-            return (
-                f"{where} refused the API key (HTTP 401): check {self.key_variable}"
-            )
+            return f"{where} refused the API key (HTTP 401): check {self.key_variable}"
         if status == 404:
             return (
                 f"{where} answered 404 for the model {self.model!r}: the model is not "

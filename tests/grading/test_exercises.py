@@ -1,8 +1,8 @@
 """The exercise checks pass right answers and fail stubs and wrong answers, saying why."""
 
 import ast
-import re
 import random
+import re
 from importlib.util import resolve_name
 from pathlib import Path
 
