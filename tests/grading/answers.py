@@ -5,7 +5,12 @@ notebook's test cell passes to the check (``make_tool_message``...; it is replac
 plain text, so ``$`` elsewhere stays as it is), so the same
 source can replace an answer cell in a notebook or be run here directly. Every wrong
 answer is a plausible mistake, and ``names`` is a phrase the feedback must contain:
-the test cell has to fail *and* say what the mistake is.
+the test cell has to fail *and* say what the mistake is. ``hint``, when given, is a phrase
+the feedback's hint line must contain: the hint is about the mistake found, not about
+another rule the case also tests.
+
+Every rule a lesson states for an exercise has a wrong answer here that breaks that rule
+alone (the mistake names the rule), so a check that stops testing a rule fails a test.
 """
 
 from dataclasses import dataclass
@@ -16,6 +21,7 @@ class Answer:
     mistake: str  # what is wrong with it, in a few words
     source: str
     names: str  # a phrase the feedback must contain
+    hint: str = ""  # a phrase the feedback's hint line must contain
 
     def code(self, name: str) -> str:
         return self.source.replace("$name", name)
@@ -213,6 +219,7 @@ def $name(name, result):
     return ("tool", name, json.dumps(result))
 """,
             "(a tuple)",
+            hint="Ollama's tool message is exactly",
         ),
         Answer(
             "str(result) instead of json.dumps",
@@ -255,6 +262,37 @@ def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": str(result).replace("'", '"')}
 """,
             "not valid JSON",
+        ),
+        # lesson 01's rules, each broken alone: the role, the name's key, the content as JSON
+        # text of the result (not of something else), and the message's shape
+        Answer(
+            "json.dumps applied twice",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps(json.dumps(result))}
+""",
+            "was json.dumps applied twice?",
+        ),
+        Answer(
+            "the result wrapped in another object",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps({"result": result})}
+""",
+            "differs:  at ['content'] (as JSON)",
+        ),
+        Answer(
+            "a key Ollama's tool message does not have",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "tool_call_id": name,
+            "content": json.dumps(result)}
+""",
+            "unexpected key(s) ['tool_call_id']",
+            hint="Ollama's tool message is exactly",
         ),
     ],
     "check_assemble_content": [

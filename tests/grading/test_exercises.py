@@ -132,9 +132,21 @@ def test_an_unanswered_prediction_says_not_answered_yet(check, capsys):
     ids=lambda value: getattr(value, "mistake", value),
 )
 def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, capsys):
+    """Each wrong answer fails, the feedback names its mistake, its hint (when the answer says
+    which) is about that mistake, and it never shows a "got" and an "expected" that read
+    the same without saying where they differ."""
     passed, printed = run_check(check, answer(wrong.source, check), capsys)
     assert not passed
     assert wrong.names in printed
+    lines = printed.splitlines()
+    if wrong.hint:
+        assert any(line.startswith("  hint:") and wrong.hint in line for line in lines), printed
+    got = [line.removeprefix("  got:").strip() for line in lines if line.startswith("  got:")]
+    expected = [
+        line.removeprefix("  expected:").strip() for line in lines if line.startswith("  expected:")
+    ]
+    if got and expected and got[0] == expected[0]:
+        assert any(line.startswith("  differs:") for line in lines), printed
 
 
 def test_the_feedback_shows_the_learners_own_failing_line(capsys):

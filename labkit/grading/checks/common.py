@@ -23,6 +23,12 @@ from ..isolated import Other, same, unchanged
 
 TOOL_NAMES = ("read_file", "replace_text", "run_tests")
 TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
+#: A hint about a tool message's shape (its keys and their values), for a shape problem.
+SHAPE_HINT = (
+    "Ollama's tool message is exactly {'role': 'tool', 'tool_name': name, "
+    "'content': json.dumps(result)}: the name of the tool that was called, the result as "
+    "JSON text"
+)
 DRAWN = 6  # cases drawn afresh per run
 
 
