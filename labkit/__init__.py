@@ -61,6 +61,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.render import BudgetTable
 from .lessons.steps import TurnSteps, conversation_steps
 from .models import (
@@ -124,6 +125,8 @@ __all__ = [
     "conversation_steps",
     "failure_cases",
     "lesson_model",
+    "check_parameters",
+    "PROVIDER_PARAMETERS",
     "load_recording",
     "recording_path",
     "run_attempt",

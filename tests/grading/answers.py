@@ -388,6 +388,66 @@ def $name(chunks):
     return [c["message"].get("content") for c in chunks if c["message"].get("content")]
 """,
             "should return text",
+            hint="''.join(parts)",
+        ),
+        # lesson 02's rules for 2a, each broken alone: content only, in order, every fragment,
+        # a chunk without content (or with None) skipped, and linear work (join once)
+        Answer(
+            "+= on a string kept in a dict",
+            """
+def $name(chunks):
+    turn = {"content": ""}
+    for chunk in chunks:
+        turn["content"] += chunk["message"].get("content") or ""
+    return turn["content"]
+""",
+            "grows faster than the input",
+            hint="`+=` on a string kept in a dict or an attribute",
+        ),
+        Answer(
+            "+= on an attribute",
+            """
+class _Turn:
+    pass
+def $name(chunks):
+    turn = _Turn()
+    turn.text = ""
+    for chunk in chunks:
+        turn.text += chunk["message"].get("content") or ""
+    return turn.text
+""",
+            "grows faster than the input",
+            hint="`+=` on a string kept in a dict or an attribute",
+        ),
+        Answer(
+            "the fragments in reverse order",
+            """
+def $name(chunks):
+    return "".join(reversed([c["message"].get("content") or "" for c in chunks]))
+""",
+            "the text differs from the assistant's content",
+        ),
+        Answer(
+            "drops a fragment equal to the one before it",
+            """
+def $name(chunks):
+    parts = []
+    for chunk in chunks:
+        text = chunk["message"].get("content")
+        if text and (not parts or parts[-1] != text):
+            parts.append(text)
+    return "".join(parts)
+""",
+            "every fragment counts",
+        ),
+        Answer(
+            "content None is joined as it is",
+            """
+def $name(chunks):
+    return "".join(c["message"].get("content", "") for c in chunks)
+""",
+            "TypeError",
+            hint="some chunks have content None",
         ),
     ],
     "check_may_dispatch": [
@@ -430,6 +490,16 @@ def $name(chunks):
     return chunks[-1]["done"] and chunks[-1]["done_reason"] != "length"
 """,
             "IndexError",
+        ),
+        Answer(
+            "returns the done chunk's reason, not a bool",
+            """
+def $name(chunks):
+    final = [c for c in chunks if c.get("done")]
+    return bool(final) and final[-1].get("done_reason") != "length" and final[-1].get("done_reason")
+""",
+            "return True or False",
+            hint="gives a bool",
         ),
         Answer(
             "requires a tool call",

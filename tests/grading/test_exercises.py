@@ -12,7 +12,7 @@ from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
 from labkit import exercises, load_recording
 from labkit.grading import checks
 from labkit.grading.checks import CHECKS, grade
-from labkit.grading.checks.lesson02_streamed_turn import describe_stream
+from labkit.grading.checks.lesson02_streamed_turn import adds_to_a_local, describe_stream
 from labkit.grading.checks.lesson05_failure_cases import (
     BOUNDED_TRUTH,
     STOP_REASON_NAMES,
@@ -408,3 +408,26 @@ def test_the_compaction_reference_keeps_the_order_and_fits_or_does_all_it_may():
             undo = [dict(m) for m in result]
             undo[done[-1]] = messages[done[-1]]
             assert size(undo) > budget, label
+
+
+def test_a_local_plus_equals_passes_exercise_2a_and_the_feedback_says_why(capsys):
+    """The lead's decision: CPython runs a local ``text += piece`` in linear time, which is
+    what the check measures, so it passes; the feedback says that CPython's in-place shortcut
+    is why, and that ``join`` is what holds everywhere (a dict's or an attribute's += fails:
+    answers.py)."""
+    source = (
+        "def assemble_content(chunks):\n    text = ''\n    for chunk in chunks:\n"
+        "        text += chunk['message'].get('content') or ''\n    return text\n"
+    )
+    passed, printed = run_check(
+        "check_assemble_content", Answer(source, "assemble_content"), capsys
+    )
+    assert passed, printed
+    assert "CPython grows a string in place" in printed and "''.join(parts)" in printed
+    passed, printed = run_check(
+        "check_assemble_content",
+        answer(RIGHT["check_assemble_content"], "check_assemble_content"),
+        capsys,
+    )
+    assert passed and "CPython grows" not in printed
+    assert not adds_to_a_local("def f(chunks):\n    n = 0\n    n += 1\n    return ''\n")

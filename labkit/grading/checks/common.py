@@ -18,7 +18,7 @@ import textwrap
 
 from ...harness.words import with_article
 from ...settings import RECORDINGS_DIR
-from ..feedback import Answer, fail, show
+from ..feedback import Answer, Miss, changed_input, fail, show
 from ..isolated import Other, same, unchanged
 
 TOOL_NAMES = ("read_file", "replace_text", "run_tests")
@@ -162,18 +162,28 @@ def random_result(draw: random.Random, depth: int = 0) -> dict:
     return {key: _random_value(draw, depth) for key in draw.sample(keys, draw.randrange(1, 5))}
 
 
-def verdict_problem(got, case, outcome) -> str | None:
+def verdict_problem(got, case, outcome):
     """What is wrong with a True/False verdict (lessons 02 and 04), or None; chunks it was
-    given must come back unchanged."""
+    given must come back unchanged. A wrong verdict gets the case's hint (what makes the
+    case tricky); a wrong type or a changed input, a hint about that."""
     if not isinstance(got, bool):
         forgot = ": did you forget `return`?" if got is None else ""
-        return f"return True or False, not {typed(got)}{forgot}"
+        return Miss(
+            f"return True or False, not {typed(got)}{forgot}",
+            hint="a comparison (==, !=) or `and` of comparisons gives a bool; 1, 0 or a "
+            "number are not one",
+        )
     if got != case.expected:
         return f"returned {got}, but the right answer here is {case.expected}"
     if isinstance(case.arguments[0], list) and not unchanged(
         outcome.arguments[0], case.arguments[0]
     ):
-        return "your function changed the chunks it was given: only read them"
+        return changed_input(
+            "your function changed the chunks it was given (got: the chunks afterwards; "
+            "expected: as they were given): only read them",
+            outcome.arguments[0],
+            case.arguments[0],
+        )
     return None
 
 
