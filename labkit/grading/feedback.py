@@ -159,6 +159,10 @@ def run_cases(
             else:
                 observed = observe(outcome.returned, outcome) if observe else outcome.returned
                 wanted = case.expected
+                if same(observed, wanted) and not unchanged(outcome.arguments, case.arguments):
+                    # the value was right: the difference is in what the answer was given
+                    observed, wanted = outcome.arguments, case.arguments
+                    text += " (got: what your function was given, afterwards; expected: as given)"
             shown, expected = observed, wanted
             if brief:
                 shown, expected = brief(shown), brief(expected)
@@ -296,8 +300,8 @@ def shown_apart(got, expected, limit: int = 300) -> tuple:
     """``repr`` of both values; when either is long, a window of each around where they first
     differ, so the learner sees the difference and not two halves cut in the middle."""
     mine, theirs = repr(got), repr(expected)
-    if len(mine) <= limit and len(theirs) <= limit:
-        return mine, theirs
+    if (len(mine) <= limit and len(theirs) <= limit) or mine == theirs:
+        return show(got, limit), show(expected, limit)
     at = next(
         (i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs))
     )

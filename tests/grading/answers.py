@@ -22,6 +22,7 @@ class Answer:
     source: str
     names: str  # a phrase the feedback must contain
     hint: str = ""  # a phrase the feedback's hint line must contain
+    hidden: bool = False  # only the hidden cases (nbgrader's hidden tests) catch it
 
     def code(self, name: str) -> str:
         return self.source.replace("$name", name)
@@ -589,6 +590,84 @@ def $name(messages, tool_calls, tools):
 """,
             "ran 1 time(s) for 2 tool call(s)",
         ),
+        # lesson 03's rules, each broken alone: every call run once, in order, with its
+        # arguments; ValueError, TypeError and OSError become {'error': str(exc)}, anything else
+        # comes out; one tool message per call, appended to the same list; nothing else changed
+        Answer(
+            "forgets the message of a call whose tool raised",
+            """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError):
+            continue
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""",
+            "whose tool raised ValueError",
+            hint="an error is a result too",
+        ),
+        Answer(
+            "rebinds messages = messages + [...]",
+            _changed(
+                RIGHT["check_append_results"],
+                'messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})',
+                'messages = messages + [{"role": "tool", "tool_name": name,\n'
+                '                                "content": json.dumps(result)}]',
+            ),
+            "nothing was appended to the list you were given",
+            hint="`messages = messages + [...]`",
+        ),
+        Answer(
+            "runs the calls in reverse order",
+            _changed(
+                RIGHT["check_append_results"],
+                "for call in tool_calls:",
+                "for call in tool_calls[::-1]:",
+            ),
+            "the tools ran in a different order",
+            hint="in the order of tool_calls",
+        ),
+        Answer(
+            "catches ValueError and TypeError, not OSError",
+            _changed(
+                RIGHT["check_append_results"],
+                "except (ValueError, TypeError, OSError) as exc:",
+                "except (ValueError, TypeError) as exc:",
+            ),
+            "raised OSError",
+            hint="catch ValueError, TypeError and OSError",
+        ),
+        Answer(
+            "empties the assistant message's tool calls once they ran",
+            RIGHT["check_append_results"]
+            + """    messages[-len(tool_calls) - 1]["tool_calls"] = []
+""",
+            "the messages already in the list changed",
+            hint="leave the assistant's message as it is",
+        ),
+        Answer(
+            "runs a call that repeats an earlier one only once",
+            """
+import json
+def $name(messages, tool_calls, tools):
+    done = {}
+    for call in tool_calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        key = json.dumps([name, arguments], sort_keys=True)
+        if key not in done:
+            try:
+                done[key] = tools.invoke(name, arguments)
+            except (ValueError, TypeError, OSError) as exc:
+                done[key] = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(done[key])})
+""",
+            "tools.invoke ran 1 time(s) for 2 tool call(s)",
+            hint="even when two calls are alike",
+            hidden=True,
+        ),
         Answer(
             "catches ValueError only",
             """
@@ -648,6 +727,19 @@ def $name(after, test_hash_before, test_hash_after):
     return after.failed == 0 and test_hash_before == test_hash_after
 """,
             "collected no tests",
+        ),
+        # lesson 04's rules, each broken alone: exit code 0, no failure, at least one test
+        # passed, the test file unchanged (the whole hash compared); a bool
+        Answer(
+            "compares the first ten characters of the hashes",
+            """
+def $name(after, test_hash_before, test_hash_after):
+    return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
+            and test_hash_before[:10] == test_hash_after[:10])
+""",
+            "the right answer here is False",
+            hint="compare the whole hashes",
+            hidden=True,
         ),
         Answer(
             "exit code 0 is enough",
@@ -993,6 +1085,8 @@ def $name(messages, budget):
     }
 )
 
+#: A right verdict, for the wrong answers below to break one rule of.
+_VERDICT = RIGHT["check_policy"]
 _RULES = """
     if words[:1] in (["rm"], ["curl"]) or words[:2] == ["git", "push"]:
         return "deny"
@@ -1040,7 +1134,8 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "judge each one",
+                "judge each command of the script",
+                hint="is a shell given a script",
             ),
             Answer(
                 "judges only the script's first command",
@@ -1055,7 +1150,8 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "every command it runs",
+                "every command of the script counts",
+                hint="every command of the script counts",
             ),
             Answer(
                 "allows what no rule names",
@@ -1087,7 +1183,68 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "> writes a file",
+                "rule 3: a script holding a character of SPECIAL",
+                hint="rule 3",
+            ),
+            # lesson 07's rules for 7a, each broken alone (the ones above break rule 1's
+            # words, rule 2's splitting and rule 3)
+            Answer(
+                "forgets that bash is a shell too",
+                _VERDICT.replace("command[0] in SHELLS", 'command[0] == "sh"'),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="`bash -c SCRIPT` is a shell given a script",
+            ),
+            Answer(
+                "takes the third word as a script whatever the second",
+                _VERDICT.replace(' and command[1] == "-c"', ""),
+                "returned 'deny', but the team's rules give 'ask'",
+                hint="rule 2 needs the second word to be -c",
+                hidden=True,
+            ),
+            Answer(
+                "judges the empty pieces of a script",
+                _VERDICT.replace("if part.strip()]", "]"),
+                "returned 'ask', but the team's rules give 'allow'",
+                hint="skip the pieces that hold no words",
+                hidden=True,
+            ),
+            Answer(
+                "lets the script's last command decide",
+                _VERDICT.replace(
+                    """        if "deny" in found:""",
+                    """        return found[-1]
+        if "deny" in found:""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="wherever its command comes",
+            ),
+            Answer(
+                "lets a special character turn a deny into ask",
+                _VERDICT.replace(
+                    """        if "deny" in found:
+            return "deny"
+        if "ask" in found or any(character in SPECIAL for character in script):""",
+                    """        if any(character in SPECIAL for character in script):
+            return "ask"
+        if "deny" in found:
+            return "deny"
+        if "ask" in found:""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="a 'deny' stays 'deny'",
+                hidden=True,
+            ),
+            Answer(
+                "applies the special characters to an argument list too",
+                _VERDICT.replace(
+                    "    return one(list(command))",
+                    """    if any(c in SPECIAL for word in command for c in word) and one(command) == "allow":
+        return "ask"
+    return one(list(command))""",
+                ),
+                "returned 'ask', but the team's rules give 'allow'",
+                hint="rule 4: without a shell no character is special",
+                hidden=True,
             ),
             Answer(
                 "pops the program off the command",
@@ -1219,6 +1376,41 @@ def $name(text, limit):
 """,
                 "grows faster than the input",
             ),
+            # lesson 08's rules for 8a, each broken alone (besides those above)
+            Answer(
+                "the end gets the extra character of an odd room",
+                CUT_GIVEN
+                + """
+def $name(text, limit):
+    if len(text) <= limit:
+        return text
+    room = limit - len(MARKER.format(count=len(text)))
+    start, end = room // 2, len(text) - (room - room // 2)
+    for found in OLD_MARKER.finditer(text):
+        if found.start() < start < found.end():
+            start = found.start()
+        if found.start() < end < found.end():
+            end = found.end()
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+""",
+                "room - room // 2 at the start",
+            ),
+            Answer(
+                "recognises only the markers that count bytes",
+                CUT_GIVEN.replace("(?:characters|bytes)", "bytes")
+                + _CUT_START
+                + """
+    for found in OLD_MARKER.finditer(text):
+        if found.start() < start < found.end():
+            start = found.start()
+        if found.start() < end < found.end():
+            end = found.end()
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+""",
+                "your cut splits an earlier marker",
+                hint="find the old markers with OLD_MARKER (characters or bytes)",
+                hidden=True,
+            ),
             Answer(
                 "returns the pieces in a list",
                 CUT_GIVEN
@@ -1280,7 +1472,8 @@ def $name(messages, budget):
             message["content"] = NOTE
     return result
 """,
-                "oldest results first",
+                "other results were replaced than the rules replace",
+                hint="from the oldest",
             ),
             Answer(
                 "replaces every old result, needed or not",
@@ -1305,7 +1498,60 @@ def $name(messages, budget):
             result[index] = {"role": "tool", "content": NOTE}
     return result
 """,
-                "with all its keys",
+                "message 3 (tool) lost its 'tool_name'",
+                hint="keep every other key of every message",
+            ),
+            # lesson 08's rules for 8b, each broken alone (besides those above)
+            Answer(
+                "drops the tool_calls of an old assistant message",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
+    for index, message in enumerate(result[:newest]):
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+            asked = result[index - 1]
+            if asked["role"] == "assistant":
+                result[index - 1] = {"role": "assistant", "content": asked["content"]}
+    return result
+""",
+                "message 2 (assistant) lost its 'tool_calls'",
+                hint="tool_calls are the calls its results answer",
+            ),
+            Answer(
+                "a note of its own instead of NOTE",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
+    for message in result[:newest]:
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = '{"note": "compacted"}'
+    return result
+""",
+                "a compacted result's content is NOTE, exactly",
+                hint="replace the content with NOTE",
+            ),
+            Answer(
+                "measures the size as JSON, not the contents",
+                COMPACT_GIVEN.replace(
+                    'sum(len(message.get("content") or "") for message in messages)',
+                    "len(__import__('json').dumps(messages))",
+                )
+                + """
+def $name(messages, budget):
+    result = [dict(message) for message in messages]
+    newest = max(i for i, message in enumerate(result) if message["role"] == "assistant")
+    for message in result[:newest]:
+        if size(result) <= budget:
+            break
+        if message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            message["content"] = NOTE
+    return result
+""",
+                "you replaced more results than needed",
+                hint="stop as soon as the conversation is within the budget",
             ),
             Answer(
                 "replaces short results too",

@@ -75,10 +75,10 @@ def stub(check):
     return Answer(f"def {ANSWER_NAMES[check]}({ARGUMENTS[check]}):\n{STUB}", ANSWER_NAMES[check])
 
 
-def run_check(check, learner_answer, capsys):
+def run_check(check, learner_answer, capsys, hidden=False):
     """Run a check; return (passed, everything it printed plus the assertion's message)."""
     try:
-        CHECKS[check](learner_answer)
+        CHECKS[check](learner_answer, hidden=hidden)
     except AssertionError as exc:
         return False, capsys.readouterr().out + str(exc)
     return True, capsys.readouterr().out
@@ -135,7 +135,7 @@ def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, c
     """Each wrong answer fails, the feedback names its mistake, its hint (when the answer says
     which) is about that mistake, and it never shows a "got" and an "expected" that read
     the same without saying where they differ."""
-    passed, printed = run_check(check, answer(wrong.source, check), capsys)
+    passed, printed = run_check(check, answer(wrong.source, check), capsys, hidden=wrong.hidden)
     assert not passed
     assert wrong.names in printed
     lines = printed.splitlines()
