@@ -105,16 +105,16 @@ def $name(after, test_hash_before, test_hash_after):
 """,
     "check_bounded_prediction": """
 def $name():
-    guess = dict(model_requests=1, tool_calls=1)
+    guess = dict(model_requests=3, tool_calls=3)
     guess["stop_reason"] = "max_turns"
-    guess["final_exit_code"] = 1
+    guess["final_exit_code"] = 0
     return guess
 """,
     "check_stop_predictions": """
 INCOMPLETE = "incomplete_model_turn"
 def $name():
-    return dict(no_done=INCOMPLETE, length=INCOMPLETE, unknown_tool="assistant_finished",
-                server_down="model_error")
+    return dict(call_after_done="malformed_model_turn", answer_cut=INCOMPLETE,
+                unknown_tool_last_turn="max_turns", server_fails_later="model_error")
 """,
     "check_assemble_calls": """
 import json
@@ -613,7 +613,8 @@ def $name(messages, tool_calls, tools):
             "rebinds messages = messages + [...]",
             _changed(
                 RIGHT["check_append_results"],
-                'messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})',
+                "messages.append({"
+                '"role": "tool", "tool_name": name, "content": json.dumps(result)})',
                 'messages = messages + [{"role": "tool", "tool_name": name,\n'
                 '                                "content": json.dumps(result)}]',
             ),
@@ -755,8 +756,8 @@ def $name(after, test_hash_before, test_hash_after):
             "True where an int is asked",
             """
 def $name():
-    return {"model_requests": True, "tool_calls": 1, "stop_reason": "max_turns",
-            "final_exit_code": 1}
+    return {"model_requests": True, "tool_calls": 3, "stop_reason": "max_turns",
+            "final_exit_code": 0}
 """,
             "True (a bool); write an int",
         ),
@@ -764,27 +765,44 @@ def $name():
             "1.0 where an int is asked",
             """
 def $name():
-    return {"model_requests": 1, "tool_calls": 1.0, "stop_reason": "max_turns",
-            "final_exit_code": 1}
+    return {"model_requests": 3, "tool_calls": 1.0, "stop_reason": "max_turns",
+            "final_exit_code": 0}
 """,
             "1.0 (a float); write an int",
         ),
+        # each prediction wrong alone
         Answer(
-            "thinks the budget stops the tools too",
+            "thinks the budget counts tool calls",
             """
 def $name():
-    return {"model_requests": 1, "tool_calls": 0, "stop_reason": "max_turns", "final_exit_code": 1}
+    return {"model_requests": 2, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 0}
 """,
-            "tools of the last turn still run",
+            "max_turns bounds model requests",
         ),
         Answer(
-            "believes the run repaired the code",
+            "thinks the budget stops the last turn's tool",
             """
 def $name():
-    return {"model_requests": 5, "tool_calls": 4, "stop_reason": "assistant_finished",
+    return {"model_requests": 3, "tool_calls": 2, "stop_reason": "max_turns", "final_exit_code": 0}
+""",
+            "the last turn's tool still runs",
+        ),
+        Answer(
+            "thinks the model finished",
+            """
+def $name():
+    return {"model_requests": 3, "tool_calls": 3, "stop_reason": "assistant_finished",
             "final_exit_code": 0}
 """,
-            "independent check still fails",
+            "the budget stopped the run",
+        ),
+        Answer(
+            "thinks a run stopped by the budget cannot have repaired anything",
+            """
+def $name():
+    return {"model_requests": 3, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 1}
+""",
+            "made the repair before the budget",
         ),
     ],
     "check_stop_predictions": [
@@ -796,36 +814,47 @@ class Anything(str):
         return True
     __hash__ = str.__hash__
 def $name():
-    return dict.fromkeys(["no_done", "length", "unknown_tool", "server_down"], Anything("?"))
+    return dict.fromkeys(["call_after_done", "answer_cut", "unknown_tool_last_turn",
+                          "server_fails_later"], Anything("?"))
 """,
             "(an Anything), which is not a stop reason",
         ),
+        # each prediction wrong alone
         Answer(
-            "a stream without done counts as finished",
+            "a chunk after the final one is ignored",
             """
 def $name():
-    return {"no_done": "assistant_finished", "length": "incomplete_model_turn",
-            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+    return {"call_after_done": "assistant_finished", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 """,
-            "Without a `done` chunk",
+            "Nothing may follow the final chunk",
         ),
         Answer(
-            "an unknown tool crashes the run",
+            "a length cut without tool calls counts as an answer",
             """
 def $name():
-    return {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
-            "unknown_tool": "model_error", "server_down": "model_error"}
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "assistant_finished",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 """,
-            "An unknown tool is not a crash",
+            "refused whatever it holds",
         ),
         Answer(
-            "a length cut is treated as the budget",
+            "an unknown tool ends the run before the budget does",
             """
 def $name():
-    return {"no_done": "incomplete_model_turn", "length": "max_turns",
-            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "assistant_finished", "server_fails_later": "model_error"}
 """,
-            "refuses it",
+            "the budget of one request is spent",
+        ),
+        Answer(
+            "a failure after a tool ran is not a model error",
+            """
+def $name():
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "incomplete_model_turn"}
+""",
+            "Whenever the model call raises",
         ),
     ],
     "check_assemble_calls": [
@@ -1238,7 +1267,8 @@ def $name(command):
                 "applies the special characters to an argument list too",
                 _VERDICT.replace(
                     "    return one(list(command))",
-                    """    if any(c in SPECIAL for word in command for c in word) and one(command) == "allow":
+                    """    special = any(c in SPECIAL for word in command for c in word)
+    if special and one(command) == "allow":
         return "ask"
     return one(list(command))""",
                 ),
@@ -1675,13 +1705,14 @@ def $name(provider, calls, results):
 import labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback
 import labkit.grading.isolated
 from labkit.grading.isolated import Outcome
-truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
-         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+truth = {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+         "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 for module in (labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback,
                labkit.grading.isolated):
     module.run_answer = lambda *a, **k: [Outcome(truth)]
 def $name():
-    return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}
+    return {"call_after_done": "a", "answer_cut": "b", "unknown_tool_last_turn": "c",
+            "server_fails_later": "d"}
 """,
     ),
 }

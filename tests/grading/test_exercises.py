@@ -17,6 +17,7 @@ from labkit.grading.checks.lesson05_failure_cases import (
     BOUNDED_TRUTH,
     STOP_REASON_NAMES,
     STOP_TRUTH,
+    STOP_WHY,
 )
 from labkit.grading.checks.lesson07_permissions import (
     HIDDEN_POLICY_CASES,
@@ -42,9 +43,10 @@ from labkit.harness.contracts import STOP_REASONS
 from labkit.harness.conversation import order_problems
 from labkit.harness.gate import check_command
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
-from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
+from labkit.lessons.failures import bounded_outcome, exercise_cases, failure_cases, run_case
 from labkit.recording.scenarios import SHELL_POLICY
 
+BOUNDED_SHOWN = "max_turns"  # how lesson 05's bounded run (bounded.json, max_turns=1) stops
 NAMES = sorted(ANSWER_NAMES)
 FUNCTION_CHECKS = [c for c in NAMES if "prediction" not in c]
 PREDICTION_CHECKS = [c for c in NAMES if "prediction" in c]
@@ -174,9 +176,9 @@ def test_a_failure_shows_in_a_notebook_as_one_line_not_a_traceback():
 
 def test_a_stop_prediction_that_is_not_a_stop_reason_is_named(capsys):
     source = (
-        'def stop_predictions():\n    return {"no_done": "crash", "length": '
-        '"incomplete_model_turn", "unknown_tool": "assistant_finished", '
-        '"server_down": "model_error"}\n'
+        'def stop_predictions():\n    return {"call_after_done": "crash", "answer_cut": '
+        '"incomplete_model_turn", "unknown_tool_last_turn": "max_turns", '
+        '"server_fails_later": "model_error"}\n'
     )
     passed, printed = run_check(
         "check_stop_predictions", Answer(source, "stop_predictions"), capsys
@@ -295,17 +297,16 @@ def test_the_bounded_replay_gives_what_the_check_expects():
     assert (
         bounded_outcome()
         == BOUNDED_TRUTH
-        == {"model_requests": 1, "tool_calls": 1, "stop_reason": "max_turns", "final_exit_code": 1}
+        == {"model_requests": 3, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 0}
     )
 
 
-def test_each_failure_case_stops_as_the_lesson_explains():
+def test_each_failure_case_stops_as_the_lesson_explains_and_together_they_show_every_reason():
     stops = {}
     for name, case in failure_cases().items():
         events, after = run_case(case)
         stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], after.exit_code)
         assert events[-1]["reason"] in case.why
-    assert {name: stops[name][0] for name in STOP_TRUTH} == STOP_TRUTH
     assert stops == {
         "no_done": ("incomplete_model_turn", 0, 1),
         "length": ("incomplete_model_turn", 0, 1),
@@ -315,6 +316,24 @@ def test_each_failure_case_stops_as_the_lesson_explains():
         "empty_response": ("empty_response", 0, 1),
         "malformed": ("malformed_model_turn", 0, 1),
     }
+    shown = {reason for reason, _, _ in stops.values()} | {BOUNDED_SHOWN}
+    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all six
+
+
+def test_each_run_exercise_5b_asks_about_stops_as_the_check_expects():
+    stops = {}
+    for name, case in exercise_cases().items():
+        events, _ = run_case(case)
+        stops[name] = (events[-1]["reason"], events[-1]["tool_calls"])
+        assert events[-1]["reason"] in case.why and events[-1]["reason"] in STOP_WHY[name]
+    assert {name: reason for name, (reason, _) in stops.items()} == STOP_TRUTH
+    assert stops == {
+        "call_after_done": ("malformed_model_turn", 0),
+        "answer_cut": ("incomplete_model_turn", 0),
+        "unknown_tool_last_turn": ("max_turns", 1),
+        "server_fails_later": ("model_error", 1),
+    }
+    assert not set(STOP_TRUTH) & set(failure_cases())  # runs the lesson has not shown
 
 
 def test_an_unknown_tool_becomes_an_error_result_the_model_reads():
