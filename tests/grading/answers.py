@@ -1080,7 +1080,7 @@ def $name(command):
 """,
         "check_gate_stops": """
 def $name():
-    return [7, 5]
+    return [5, 3]
 """,
         "check_head_and_tail": CUT_GIVEN
         + """
@@ -1317,12 +1317,20 @@ def $name(command):
         ],
         "check_gate_stops": [
             Answer(
-                "forgets that a person can deny",
+                "the recorded run's stops, not the swapped answers'",
                 """
 def $name():
-    return [5]
+    return [5, 7]
 """,
-                "the person denied it",
+                "this time the person denies it",
+            ),
+            Answer(
+                "thinks a person's approval can overrule the policy's deny",
+                """
+def $name():
+    return [3]
+""",
+                "what the policy denies is never put to anyone",
             ),
             Answer(
                 "thinks every question is refused",
@@ -1330,21 +1338,21 @@ def $name():
 def $name():
     return [3, 5, 7]
 """,
-                "the person approved it",
+                "this time the person approves it",
             ),
             Answer(
-                "reads the chained command as the tests",
+                "forgets that the person now denies the first question",
                 """
 def $name():
-    return [7]
+    return [5]
 """,
-                "second command, rm -rf .",
+                "this time the person denies it",
             ),
             Answer(
                 "call numbers as text",
                 """
 def $name():
-    return ["5", "7"]
+    return ["3", "5"]
 """,
                 "a list of call numbers (ints)",
             ),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
 
-from labkit import exercises, load_recording
+from labkit import Answers, Gate, exercises, load_recording, recorded_answers
 from labkit.grading import checks
 from labkit.grading.checks import CHECKS, grade
 from labkit.grading.checks.lesson02_streamed_turn import adds_to_a_local, describe_stream
@@ -24,6 +24,7 @@ from labkit.grading.checks.lesson07_permissions import (
     POLICY_CASES,
     RECORDED_CALLS,
     STOPPED_CALLS,
+    SWAPPED_ANSWERS,
     drawn_command,
     team_verdict,
 )
@@ -390,15 +391,21 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
     assert verdicts == {"allow", "ask", "deny"}
 
 
-def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
-    events = load_recording("permissions.json")["events"]
-    decisions = [e for e in events if e["type"] == "permission"]
-    assert len(decisions) == len(RECORDED_CALLS)
-    stopped = [n for n, e in enumerate(decisions, start=1) if e["decision"] == "deny"]
-    assert stopped == STOPPED_CALLS
-    for (_, fate), event in zip(RECORDED_CALLS, decisions):
-        assert fate.startswith("ran" if event["decision"] == "allow" else "stopped")
-        assert ("person" in fate) == (event["verdict"] == "ask")
+def test_the_recorded_calls_the_gate_would_stop_with_the_answers_swapped_are_the_checks():
+    """Exercise 7b: the seven recorded calls through labkit's gate under the recorded policy,
+    the person's answers swapped; the recorded run itself stopped calls 5 and 7."""
+    recording = load_recording("permissions.json")
+    calls = [(e["name"], e["arguments"]) for e in recording["events"] if e["type"] == "tool_start"]
+    assert len(calls) == len(RECORDED_CALLS)
+    recorded = [e for e in recording["events"] if e["type"] == "permission"]
+    assert [n for n, e in enumerate(recorded, 1) if e["decision"] == "deny"] == [5, 7]
+    assert recorded_answers(recording) == SWAPPED_ANSWERS[::-1]
+    gate = Gate(SHELL_POLICY, Answers(list(SWAPPED_ANSWERS)))
+    decisions = [gate.review(name, arguments) for name, arguments in calls]
+    assert [n for n, d in enumerate(decisions, 1) if not d.allowed] == STOPPED_CALLS
+    for (_, fate), decision in zip(RECORDED_CALLS, decisions):
+        assert fate.startswith("would have run" if decision.allowed else "would have been stopped")
+        assert ("person" in fate) == (decision.verdict.action == "ask")
 
 
 def test_the_cut_reference_and_the_harness_cut_agree():

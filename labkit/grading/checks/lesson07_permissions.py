@@ -1,5 +1,6 @@
 """Lesson 07's checks: a permission policy written as a function, and a prediction of
-which calls of the recorded permissions run the gate stopped.
+which calls of the recorded permissions run the gate would have stopped, had the person
+answered the other way round.
 
 The team's rules are stated in the lesson and written again here, as a small reference
 (``team_verdict``) that shares no code with ``labkit.harness.gate``: the gate is what the
@@ -367,37 +368,45 @@ def _simple(draw: random.Random) -> list:
     return list(draw.choice(PROGRAMS)) + draw.sample(WORDS, draw.randrange(0, 3))
 
 
-# --- Which calls did the gate stop? ---------------------------------------------------------
+# --- Which calls would the gate have stopped? ----------------------------------------------
 
-#: The calls of permissions.json, in order: what they asked, and what became of them
-#: (a test replays the recording and checks these).
+#: The calls of permissions.json, in order, and what would have become of them had the person
+#: denied the first question and approved the second (the recording's answers swapped; a test
+#: puts the recorded calls through the gate with those answers and checks these).
 RECORDED_CALLS = [
-    ("python -m pytest -qq", "ran: the rule 'allow python -m pytest *' allows it"),
-    ("read_file path_rules.py", "ran: the policy allows read_file"),
+    ("python -m pytest -qq", "would have run: the rule 'allow python -m pytest *' allows it"),
+    ("read_file path_rules.py", "would have run: the policy allows read_file"),
     (
         "python -c '...print(python_sources(...))'",
-        "ran: no rule names python -c, so the gate asked, and the person approved it",
+        "would have been stopped: no rule names python -c, so the gate asks, and this time the "
+        "person denies it",
     ),
-    ("replace_text ...", "ran: the policy allows replace_text"),
+    ("replace_text ...", "would have run: the policy allows replace_text"),
     (
         "sh -c 'python -m pytest -qq; rm -rf .'",
-        "stopped: the script's second command, rm -rf ., matches 'deny rm *'; the first one "
-        "being allowed changes nothing",
+        "would have been stopped: the script's second command, rm -rf ., matches 'deny rm *', "
+        "and what the policy denies is never put to anyone",
     ),
-    ("python -m pytest -qq", "ran: allowed by its rule, as the first time"),
-    ("ls -a ..", "stopped: no rule names ls, so the gate asked, and the person denied it"),
+    ("python -m pytest -qq", "would have run: allowed by its rule, as the first time"),
+    (
+        "ls -a ..",
+        "would have run: no rule names ls, so the gate asks, and this time the person approves it",
+    ),
 ]
-STOPPED_CALLS = [5, 7]
+#: The person's answers the exercise supposes: the recorded ones, swapped.
+SWAPPED_ANSWERS = ["deny", "allow"]
+STOPPED_CALLS = [3, 5]
 
 
 def check_gate_stops(stopped_calls, *, hidden: bool = False) -> None:
-    """``stopped_calls()`` lists the numbers of the recorded calls the gate stopped."""
+    """``stopped_calls()`` lists the numbers of the recorded calls the gate would have
+    stopped, had the person's answers been swapped."""
     answer = learner_answer(stopped_calls, "stopped_calls")
     case = Case(
-        "the calls of permissions.json",
+        "the calls of permissions.json, the answers swapped",
         [],
         STOPPED_CALLS,
-        shown=f"{answer.name}(), for the 7 calls of permissions.json",
+        shown=f"{answer.name}(), for the 7 calls of permissions.json, answered {SWAPPED_ANSWERS}",
     )
     run_cases(answer, [case], _stops_problem, what="stopped_calls")
 
@@ -415,6 +424,6 @@ def _stops_problem(got, case, outcome):
         )
     for number, (call, fate) in enumerate(RECORDED_CALLS, start=1):
         if (number in got) != (number in case.expected):
-            said = "stopped" if number in got else "ran"
+            said = "would have been stopped" if number in got else "would have run"
             return Miss(f"call {number} ({call}): you said it {said}, but it {fate}")
     return None
