@@ -54,10 +54,11 @@ grows one character at a time.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from .shell_text import typed
 
 #: Programs whose ``-c`` argument is a shell script: the gate judges the script's commands.
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
@@ -78,7 +79,13 @@ class Part:
     dynamic: bool = False  # holds a variable, substitution, glob...: unknown until run time
 
     def __str__(self) -> str:
-        return shlex.join(self.words) if self.words else "(nothing)"
+        """The command as it reads in the script: a redirection's operator bare, and the
+        words the shell expands as it receives them (``shell_text.typed``)."""
+        if not self.words:
+            return "(nothing)"
+        operator = self.words[:1] if self.words[0] in _REDIRECTIONS else ()
+        rest = typed(self.words[len(operator) :], expanded=self.dynamic)
+        return " ".join([*operator, rest] if rest else operator)
 
 
 def commands_in(command: str | Sequence[str]) -> list[Part]:
