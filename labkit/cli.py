@@ -225,10 +225,11 @@ def serve_command(args) -> int:
 
 
 SERVED_AS = {
-    "ollama": "an Ollama server: OLLAMA_HOST={url} python -m labkit record",
-    "openai": "an OpenAI-compatible server: python -m labkit record --provider openai "
-    "--base-url {url}/v1",
-    "anthropic": "Anthropic's API: python -m labkit record --provider anthropic --base-url {url}",
+    "ollama": "an Ollama server: `OLLAMA_HOST={url} python -m labkit record`",
+    "openai": "an OpenAI-compatible server: `python -m labkit record --provider openai "
+    "--base-url {url}/v1`",
+    "anthropic": "Anthropic's API: `python -m labkit record --provider anthropic "
+    "--base-url {url}`",
 }
 
 
@@ -320,7 +321,7 @@ def record_command(args) -> int:
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
     print(
         f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
-        f"Replay it: python -m labkit replay {output}"
+        f"Replay it: `python -m labkit replay {output}`"
     )
     return 0
 
