@@ -228,8 +228,7 @@ SERVED_AS = {
     "ollama": "an Ollama server: `OLLAMA_HOST={url} python -m labkit record`",
     "openai": "an OpenAI-compatible server: `python -m labkit record --provider openai "
     "--base-url {url}/v1`",
-    "anthropic": "Anthropic's API: `python -m labkit record --provider anthropic "
-    "--base-url {url}`",
+    "anthropic": "Anthropic's API: `python -m labkit record --provider anthropic --base-url {url}`",
 }
 
 

@@ -1,6 +1,8 @@
 """How every lesson is laid out, so that Run All shows it whole and its parameters mean what
 they say. Each lesson is read as a notebook; nothing is run here."""
 
+import re
+
 import nbformat
 import pytest
 from conftest import PROJECT_DIR, parameters_of
@@ -68,3 +70,27 @@ def test_a_lesson_with_a_live_mode_takes_the_providers_parameters_and_checks_the
     made = "".join(cell.source for cell in cells if "lesson_model(" in cell.source)
     for argument in ("provider=PROVIDER", "model=MODEL", "host=OLLAMA_HOST", "base_url=BASE_URL"):
         assert argument in made, argument
+
+
+#: Nouns the lessons count; "1" before their plural is a slip ("1 old results", "1 cases").
+COUNTED = (
+    "results|cases|messages|calls|requests|characters|chunks|lines|steps|turns|bytes|"
+    "predictions|fragments|tests|commands|times|errors|questions"
+)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_saved_output_counts_one_of_anything_in_the_plural(notebook):
+    slip = re.compile(rf"\b1 (?:[a-z_]+ )?(?:{COUNTED})\b")
+    found = [
+        match.group(0)
+        for cell in cells_of(notebook)
+        for output in cell.get("outputs", [])
+        for text in (
+            "".join(output.get("text", "")),
+            "".join(output.get("data", {}).get("text/plain", "")),
+            "".join(output.get("data", {}).get("text/html", "")),
+        )
+        for match in slip.finditer(text)
+    ]
+    assert found == []
