@@ -51,9 +51,18 @@ class Miss:
     compared: tuple | None = None
 
 
-def changed_input(text: str, after, before, hint: str | None = None) -> Miss:
-    """A miss for an input the answer changed: shown as it was left beside as it was given."""
-    return Miss(text, hint, compared=(after, before))
+def changed_input(
+    what: str, after, before, advice: str = "", hint: str | None = None, *, they: bool = False
+) -> Miss:
+    """A miss for an input the answer changed (``what``: "the chunks"), shown as it was left
+    ("got") beside as it was given ("expected"); ``advice`` ends the sentence."""
+    given = "they were" if they else "it was"
+    return Miss(
+        f"your function changed {what} it was given (got: {what} afterwards; expected: as "
+        f"{given} given){advice}",
+        hint,
+        compared=(after, before),
+    )
 
 
 @dataclass(frozen=True)
@@ -144,11 +153,10 @@ def run_cases(
             fail(f"{heading}: your function raised {error.type}", printed=True)
         mistake = problem(outcome.returned, case, outcome)
         if not mistake and not unchanged(outcome.arguments_at_end, outcome.arguments):
-            mistake = changed_input(
+            mistake = Miss(
                 "after returning, your function still changed what this call was given "
                 "(a later call changed it): keep no reference to a call's arguments",
-                outcome.arguments_at_end,
-                outcome.arguments,
+                compared=(outcome.arguments_at_end, outcome.arguments),
             )
         if mistake:
             text, hint = (

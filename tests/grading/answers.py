@@ -646,7 +646,7 @@ def $name(messages, tool_calls, tools):
             RIGHT["check_append_results"]
             + """    messages[-len(tool_calls) - 1]["tool_calls"] = []
 """,
-            "the messages already in the list changed",
+            "changed the messages already in the list",
             hint="leave the assistant's message as it is",
         ),
         Answer(
@@ -1130,6 +1130,14 @@ def $name(text, limit):
     room = limit - len(MARKER.format(count=len(text)))
     start, end = room - room // 2, len(text) - room // 2
 """
+#: The rest of a right head_and_tail after _CUT_START: around the old markers, then the cut.
+_CUT_AROUND_MARKERS = """    for found in OLD_MARKER.finditer(text):
+        if found.start() < start < found.end():
+            start = found.start()
+        if found.start() < end < found.end():
+            end = found.end()
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
+"""
 _COMPACT_START = """
 def $name(messages, budget):
     result = [dict(message) for message in messages]
@@ -1418,33 +1426,19 @@ def $name(text, limit):
             Answer(
                 "the end gets the extra character of an odd room",
                 CUT_GIVEN
-                + """
-def $name(text, limit):
-    if len(text) <= limit:
-        return text
-    room = limit - len(MARKER.format(count=len(text)))
-    start, end = room // 2, len(text) - (room - room // 2)
-    for found in OLD_MARKER.finditer(text):
-        if found.start() < start < found.end():
-            start = found.start()
-        if found.start() < end < found.end():
-            end = found.end()
-    return text[:start] + MARKER.format(count=end - start) + text[end:]
-""",
+                + _changed(
+                    _CUT_START,
+                    "room - room // 2, len(text) - room // 2",
+                    "room // 2, len(text) - (room - room // 2)",
+                )
+                + _CUT_AROUND_MARKERS,
                 "room - room // 2 at the start",
             ),
             Answer(
                 "recognises only the markers that count bytes",
                 CUT_GIVEN.replace("(?:characters|bytes)", "bytes")
                 + _CUT_START
-                + """
-    for found in OLD_MARKER.finditer(text):
-        if found.start() < start < found.end():
-            start = found.start()
-        if found.start() < end < found.end():
-            end = found.end()
-    return text[:start] + MARKER.format(count=end - start) + text[end:]
-""",
+                + _CUT_AROUND_MARKERS,
                 "your cut splits an earlier marker",
                 hint="find the old markers with OLD_MARKER (characters or bytes)",
                 hidden=True,

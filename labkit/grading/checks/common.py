@@ -179,10 +179,7 @@ def verdict_problem(got, case, outcome):
         outcome.arguments[0], case.arguments[0]
     ):
         return changed_input(
-            "your function changed the chunks it was given (got: the chunks afterwards; "
-            "expected: as they were given): only read them",
-            outcome.arguments[0],
-            case.arguments[0],
+            "the chunks", outcome.arguments[0], case.arguments[0], ": only read them", they=True
         )
     return None
 

@@ -98,11 +98,10 @@ def _tool_message_answer_problem(got, case, outcome):
         if unchanged(outcome.arguments[1], case.arguments[1]):
             return None
         return changed_input(
-            "your function changed the result it was given (got: the result afterwards; "
-            "expected: as it was given): build the message without changing `result`, the "
-            "loop still needs it",
+            "the result",
             outcome.arguments[1],
             case.arguments[1],
+            ": build the message without changing `result`, the loop still needs it",
         )
     about_content = isinstance(got, dict) and problem == content_problem(
         got.get("content"), json.loads(case.expected["content"])

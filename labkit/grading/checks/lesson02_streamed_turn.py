@@ -195,11 +195,12 @@ def _assembled_problem(got, case, outcome):
         )
     if not unchanged(outcome.arguments[0], chunks):
         return changed_input(
-            "your function changed the chunks it was given (got: the chunks afterwards; "
-            "expected: as they were given): only read them",
+            "the chunks",
             outcome.arguments[0],
             chunks,
+            ": only read them",
             hint="iterate over the chunks (for chunk in chunks) instead of taking them out",
+            they=True,
         )
     if got == expected:
         return None

@@ -221,21 +221,21 @@ def _appended_problem(got, case, outcome):
         )
     if not unchanged(tool_calls, case.arguments[1]):
         return changed_input(
-            "the list of tool calls changed (got: the list afterwards; expected: as it was "
-            "given): in the loop that list is the one inside the assistant message",
+            "the list of tool calls",
             tool_calls,
             case.arguments[1],
+            ": in the loop that list is the one inside the assistant message",
             hint="read the calls with `for call in tool_calls:`, without taking calls out of "
             "the list (no .pop())",
         )
     if not unchanged(messages[:start], case.arguments[0][:start]):
         return changed_input(
-            "the messages already in the list changed (got: those messages afterwards; "
-            "expected: as they were given)",
+            "the messages already in the list",
             messages[:start],
             case.arguments[0][:start],
             hint="the conversation only grows: append the tool messages after the others, "
             "and leave the assistant's message as it is",
+            they=True,
         )
     wanted = [[name, arguments] for name, arguments, _ in script]
     if len(outcome.invoked) != len(wanted):

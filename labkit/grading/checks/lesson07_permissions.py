@@ -190,8 +190,7 @@ def _policy_problem(got, case, outcome):
         )
     if not same(outcome.arguments[0], command):
         return changed_input(
-            "your function changed the command it was given (got: the command afterwards; "
-            "expected: as it was given)",
+            "the command",
             outcome.arguments[0],
             command,
             hint="only read it: the harness still runs it (no .pop(), no item assignment)",

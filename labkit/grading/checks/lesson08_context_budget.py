@@ -456,12 +456,12 @@ def _compaction_problem(got, case, outcome):
         )
     if not same(outcome.arguments[0], messages):
         return changed_input(
-            "your function changed the messages it was given (got: the messages afterwards; "
-            "expected: as they were given)",
+            "the messages",
             outcome.arguments[0],
             messages,
             hint="rule 1: copy a message before you change it ({**message, 'content': NOTE}): "
             "the loop still holds the old list",
+            they=True,
         )
     if len(got) != len(messages):
         return Miss(
