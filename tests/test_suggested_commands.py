@@ -25,6 +25,7 @@ import pytest
 from conftest import PROJECT_DIR, WHEEL_COMMANDS
 
 from labkit import serve_recording
+from labkit.settings import DEFAULT_MODELS as MODELS
 
 BIN = Path(sys.executable).parent
 #: A command: optional variables, then python -m labkit..., pip, or make, to the end of the span.
@@ -210,15 +211,17 @@ HOW = {
     "python -m labkit record --provider openai --base-url {url}/v1": lambda c, s: record_against(
         OPENAI, c, s
     ),
-    "python -m labkit record --provider openai --model gpt-4.1-mini": lambda c, s: record_against(
-        OPENAI, c, s, {"OPENAI_BASE_URL": "{url}/v1", **KEYS}, models=["gpt-4.1-mini"]
+    f"python -m labkit record --provider openai --model {MODELS['openai']}": lambda c, s: (
+        record_against(
+            OPENAI, c, s, {"OPENAI_BASE_URL": "{url}/v1", **KEYS}, models=[MODELS["openai"]]
+        )
     ),
     "python -m labkit record --provider anthropic --base-url {url}": lambda c, s: record_against(
         ANTHROPIC, c, s
     ),
-    "python -m labkit record --provider anthropic --model claude-haiku-4-5": lambda c, s: (
+    f"python -m labkit record --provider anthropic --model {MODELS['anthropic']}": lambda c, s: (
         record_against(
-            ANTHROPIC, c, s, {"ANTHROPIC_BASE_URL": "{url}", **KEYS}, models=["claude-haiku-4-5"]
+            ANTHROPIC, c, s, {"ANTHROPIC_BASE_URL": "{url}", **KEYS}, models=[MODELS["anthropic"]]
         )
     ),
     "python -m labkit record --provider openai --base-url http://127.0.0.1:PORT/v1 --model "
