@@ -263,9 +263,14 @@ def _last_command_decides(command: list):
 
 
 #: Mistakes an answer can make, each as the verdict it would give (None: no sign of it here)
-#: and a hint about it: a wrong verdict that they explain gets their hints, the most specific
-#: first.
+#: and a hint about it: a wrong verdict gets the hints of every mistake that explains it (one
+#: verdict can come from several), the commonest first.
 _MISTAKES = [
+    (
+        _shell_as_one_program,
+        "`{shell} -c SCRIPT` is a shell given a script (rule 2: the first word sh or bash, the "
+        "second -c): judge each command of the script, not the shell's own words",
+    ),
     (
         _dash_c_not_checked,
         "rule 2 needs the second word to be -c: otherwise the call is one command (rule 1)",
@@ -292,11 +297,6 @@ _MISTAKES = [
     (
         _special_without_a_shell,
         "rule 4: without a shell no character is special, so judge the words by rule 1",
-    ),
-    (
-        _shell_as_one_program,
-        "`{shell} -c SCRIPT` is a shell given a script (rule 2: the first word sh or bash, the "
-        "second -c): judge each command of the script, not the shell's own words",
     ),
 ]
 
