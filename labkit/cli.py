@@ -14,6 +14,7 @@ from pathlib import Path
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
+from .harness.prompt import REPAIR_TASK
 from .harness.sample import SampleChanged
 from .lessons.trace import event_line
 from .models.errors import MODEL_ERRORS
@@ -215,7 +216,7 @@ def serve_command(args) -> int:
             f"{identity['turns']} turns, {identity['wire_format']} API) at {server.url}: a "
             "replay, not a live model."
         )
-        print(f"Use it as {SERVED_AS[identity['wire_format']].format(url=server.url)}")
+        print(how_to_use(server.recording, identity["wire_format"], server.url))
         print("Press Ctrl-C to stop.", flush=True)
         try:
             threading.Event().wait()
@@ -225,11 +226,37 @@ def serve_command(args) -> int:
 
 
 SERVED_AS = {
-    "ollama": "an Ollama server: `OLLAMA_HOST={url} python -m labkit record`",
-    "openai": "an OpenAI-compatible server: `python -m labkit record --provider openai "
-    "--base-url {url}/v1`",
-    "anthropic": "Anthropic's API: `python -m labkit record --provider anthropic --base-url {url}`",
+    "ollama": ("an Ollama server", "OLLAMA_HOST={url} python -m labkit record"),
+    "openai": (
+        "an OpenAI-compatible server",
+        "python -m labkit record --provider openai --base-url {url}/v1",
+    ),
+    "anthropic": (
+        "Anthropic's API",
+        "python -m labkit record --provider anthropic --base-url {url}",
+    ),
 }
+
+
+def how_to_use(recording: dict, wire_format: str, url: str) -> str:
+    """The ``record`` command whose requests a served recording answers: its model, its
+    budget, and whole replies if it was captured whole (``record`` asks as it was asked)."""
+    title, command = SERVED_AS[wire_format]
+    if recording.get("harness") or recording["task"] != REPAIR_TASK:
+        return (
+            f"Use it as {title}, with a client of your own (its requests must be the "
+            "recording's: `record` runs the repair task with the file tools, which they are not)."
+        )
+    command = command.format(url=url)
+    provenance = recording["provenance"]
+    model = provenance.get("model")
+    if model and model != PROVIDERS[wire_format].default_model:
+        command += f" --model {model}"
+    if (provenance.get("request") or {}).get("stream") is False:
+        command += " --no-stream"
+    if recording["max_turns"] != MAX_TURNS:
+        command += f" --max-turns {recording['max_turns']}"
+    return f"Use it as {title}: `{command}`"
 
 
 def chosen_model(args):

@@ -15,10 +15,12 @@ this folder:
 Beside them: ``toolset.py`` (a tool's name, schema and handler in one record),
 ``frozen.py`` (read-only messages), ``pytest_run.py`` and ``reaper.py`` (running tests
 safely), ``atomic.py`` (writing files whole), and the pieces of the later lessons:
-``shell.py`` (a shell tool), ``gate.py`` (a permission gate) with ``shell_syntax.py``
-(the commands a shell string would run), ``conversation.py`` (measuring a conversation)
-and ``budget.py`` (the context budget). This package imports only the standard library
-and itself: the models, recordings, lessons and grading are built on it, not in it.
+``shell.py`` (a shell tool) with ``byte_cuts.py`` (its output cut between characters),
+``gate.py`` (a permission gate) with ``shell_syntax.py``, ``shell_words.py`` and
+``shell_programs.py`` (the commands a shell string would run), ``conversation.py``
+(measuring a conversation) and ``budget.py`` (the context budget). This package imports
+only the standard library and itself: the models, recordings, lessons and grading are
+built on it, not in it.
 """
 
 from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, Turn, tool_names

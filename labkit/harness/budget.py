@@ -18,8 +18,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .contracts import Message
+from .contracts import Message, WireFormat
 from .conversation import measure
+from .formats import named
 
 #: What a cut leaves in the text. ``CUT`` matches any marker, so a second cut can keep
 #: an earlier marker whole or drop it whole, never split it.
@@ -67,16 +68,26 @@ def head_and_tail(text: str, limit: int) -> str:
     return text[:start] + marker(end - start) + text[end:]
 
 
-def compact(messages: Iterable[Message], budget: int, *, keep_last: int = 1) -> list[Message]:
+def compact(
+    messages: Iterable[Message],
+    budget: int,
+    *,
+    keep_last: int = 1,
+    wire_format: str | WireFormat = "ollama",
+) -> list[Message]:
     """A copy of ``messages`` whose old tool results are replaced by a short note, oldest
     first, until the conversation has at most ``budget`` characters (``measure``'s total).
 
-    Only the content of tool messages changes: every message stays where it was, with
-    its role, name and id, so each result still follows the call that asked for it. The
+    Only the content of tool results changes: every message stays where it was, with its
+    role, name and ids, so each result still follows the call that asked for it. The
     results of the last ``keep_last`` assistant turns are kept whole, and so are the
     system prompt, the task and every assistant message. If that is still over budget,
-    the copy is as small as those rules allow; ``measure`` it to see.
+    the copy is as small as those rules allow; ``measure`` it to see. ``wire_format``
+    says where the messages keep their results (Anthropic's: blocks of a user message).
     """
+    budget = whole_number(budget, "budget", 0)
+    keep_last = whole_number(keep_last, "keep_last", 0)
+    wire = named(wire_format)
     compacted = copy.deepcopy(list(messages))
     turns = [i for i, message in enumerate(compacted) if message.get("role") == "assistant"]
     if keep_last == 0:
@@ -85,19 +96,33 @@ def compact(messages: Iterable[Message], budget: int, *, keep_last: int = 1) -> 
         protected_from = 0
     else:
         protected_from = turns[-keep_last]
-    total = measure(compacted)["total"]
-    for message in compacted[:protected_from]:
+    total = measure(compacted, wire)["total"]
+    names: dict = {}  # call id -> the tool's name, for the note
+    for index, message in enumerate(compacted[:protected_from]):
+        names.update((call.id, call.name) for call in wire.calls_in(message))
         if total <= budget:
             break
-        if message.get("role") != "tool" or COMPACTED.match(message.get("content") or ""):
-            continue
-        old = message.get("content") or ""
-        name = message.get("tool_name") or message.get("name") or "tool"
-        new = json.dumps({"note": COMPACTED_NOTE.format(name=name, size=len(old))})
-        if len(new) < len(old):
-            message["content"] = new
-            total -= len(old) - len(new)
+        results = wire.results_in(message)
+        contents = [result.content for result in results]
+        for position, result in enumerate(results):
+            if total <= budget or COMPACTED.match(result.content):
+                continue
+            name = result.name or names.get(result.call_id) or "tool"
+            note = json.dumps({"note": COMPACTED_NOTE.format(name=name, size=len(result.content))})
+            if len(note) < len(result.content):
+                contents[position] = note
+                total -= len(result.content) - len(note)
+        if contents != [result.content for result in results]:
+            compacted[index] = wire.with_results(message, contents)
     return compacted
+
+
+def whole_number(value: object, name: str, least: int) -> int:
+    """``value`` if it is an int of at least ``least`` (``True`` is not an int here), else a
+    ``ValueError`` that names the argument and says what it must be."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be an int of at least {least}, not {value!r}")
+    return value
 
 
 class Budget:
@@ -105,35 +130,43 @@ class Budget:
     than ``max_chars`` characters, replace old tool results with notes (``compact``),
     keeping the results of the last ``keep_last`` turns whole.
 
-    ``log`` holds one row per request: its size before and after, and how many results
-    it replaced then. It counts the requests of one run: make one ``Budget`` per run.
+    ``wire_format`` is the format of the conversations it will keep (the chat's: Ollama's
+    unless it says otherwise); the loop refuses a budget of another format. ``log`` holds
+    one row per request: its size before and after, and how many results it replaced then.
+    It counts the requests of one run: make one ``Budget`` per run.
     """
 
-    def __init__(self, max_chars: int, *, keep_last: int = 1) -> None:
-        for name, value, least in (("max_chars", max_chars, 1), ("keep_last", keep_last, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{name} must be an int of at least {least}, not {value!r}")
-        self.max_chars, self.keep_last = max_chars, keep_last
+    def __init__(
+        self, max_chars: int, *, keep_last: int = 1, wire_format: str | WireFormat = "ollama"
+    ) -> None:
+        self.max_chars = whole_number(max_chars, "max_chars", 1)
+        self.keep_last = whole_number(keep_last, "keep_last", 0)
+        self.wire_format = named(wire_format).name
         self.log: list[dict[str, Any]] = []
 
     def __call__(self, messages: Sequence[Message]) -> list[Message]:
-        messages = list(messages)
-        before = measure(messages)["total"]
+        messages, wire = list(messages), named(self.wire_format)
+        before = measure(messages, wire)["total"]
         kept = (
-            compact(messages, self.max_chars, keep_last=self.keep_last)
+            compact(messages, self.max_chars, keep_last=self.keep_last, wire_format=wire)
             if before > self.max_chars
             else messages
         )
-        replaced = sum(old.get("content") != new.get("content") for old, new in zip(messages, kept))
+        replaced = sum(
+            old.content != new.content
+            for earlier, later in zip(messages, kept)
+            for old, new in zip(wire.results_in(earlier), wire.results_in(later))
+        )
         self.log.append(
             {
                 "request": len(self.log) + 1,
                 "before": before,
-                "after": measure(kept)["total"],
+                "after": measure(kept, wire)["total"],
                 "replaced": replaced,
             }
         )
         return kept
 
     def __repr__(self) -> str:
-        return f"Budget({self.max_chars}, keep_last={self.keep_last})"
+        shown = "" if self.wire_format == "ollama" else f", wire_format={self.wire_format!r}"
+        return f"Budget({self.max_chars}, keep_last={self.keep_last}{shown})"

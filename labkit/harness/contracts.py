@@ -87,7 +87,11 @@ class Gate(Protocol):
 
 class Budget(Protocol):
     """Called before each request with the conversation; returns the conversation to send
-    and keep (lesson 08's context budget). It may shorten tool results, never reorder."""
+    and keep (lesson 08's context budget). It may shorten tool results, never reorder.
+
+    A budget that measures messages in one wire format says which in a ``wire_format``
+    attribute (a name, or a :class:`WireFormat`); the loop refuses to start with one that
+    is not the chat's, since it would measure and shorten messages of another shape."""
 
     def __call__(self, messages: list[Message]) -> list[Message]: ...
 
@@ -108,6 +112,21 @@ class ToolCall(NamedTuple):
     id: str | None  # the provider's id for it, when it gives one
     name: str
     arguments: dict
+
+
+class CallRef(NamedTuple):
+    """A tool call as an assistant message of the conversation holds it."""
+
+    id: str | None  # the provider's id for it (Ollama's calls may have none)
+    name: str | None
+
+
+class ResultRef(NamedTuple):
+    """A tool result as a message of the conversation carries it back."""
+
+    call_id: str | None  # the id of the call it answers; None: it answers in call order
+    name: str | None  # the tool's name, where the format says it (Ollama's does)
+    content: str  # the text the model reads
 
 
 @dataclass(frozen=True)
@@ -162,6 +181,27 @@ class WireFormat(Protocol):
 
     def tool_results(self, calls: list[ToolCall], results: list[dict]) -> list[Message]:
         """The messages that carry one turn's results back, in the calls' order."""
+        ...
+
+    # How a conversation in this format is measured and shortened (``conversation.py``,
+    # ``budget.py``): each format knows where its messages keep text, calls and results.
+
+    def sizes(self, message: Message) -> dict[str, int]:
+        """The characters ``message`` carries, per kind: its text under its role, and
+        ``"thinking"``, ``"tool_calls"`` and ``"tool"`` (the tool results it carries)."""
+        ...
+
+    def calls_in(self, message: Message) -> list[CallRef]:
+        """The tool calls an assistant message asks for, in order (none for the others)."""
+        ...
+
+    def results_in(self, message: Message) -> list[ResultRef]:
+        """The tool results ``message`` carries back, in order (none for most messages)."""
+        ...
+
+    def with_results(self, message: Message, contents: list[str]) -> Message:
+        """A new message: ``message`` with its results' contents replaced by ``contents``,
+        in order, and everything else as it was; a valid message of this format still."""
         ...
 
 

@@ -6,12 +6,22 @@ against a substring of its text, and a trailing ``*`` stands for any further wor
 A shell string (``sh -c "..."``, or a string given to ``check_command``) is split into
 every command it would run: ``pytest; rm -rf .`` is two commands, ``pytest`` and
 ``rm -rf .``, and each must be allowed; so must each command substituted with
-``$(...)`` or backticks, and each redirection (``> file`` is the command ``> file``).
-A command holding something only the shell knows at run time (a variable, a
-substitution, a glob, ``~``, an assignment in front) is never allowed by a rule.
-Several matching rules: the strictest wins (deny, then ask, then allow). No rule:
-the policy's default, which is ask or deny, never allow. How a string is split into
-commands is ``shell_syntax.py``'s (``commands_in``); this module is the policy and the gate.
+``$(...)`` or backticks, each redirection (``> file`` is the command ``> file``), each
+script of a nested shell and each command a runner starts (``env``, ``xargs``,
+``find -exec``...). How a call is split into commands is ``shell_syntax.py``'s
+(``commands_in``, whose docstring gives the grammar); this module is the policy and the
+gate.
+
+For each command the strictest rule that names it wins (deny, then ask, then allow); a
+command no rule names gets the policy's default, which is ask or deny, never allow. A
+command holding something only the shell knows at run time (a variable, a substitution, a
+glob, ``~``, an assignment in front) is never allowed by a rule, and a deny or ask rule
+applies to it if it *may* name it once the shell has expanded it (``git $x`` may be
+``git push``). A deny or ask rule names a program by its path too (``/bin/rm`` is
+``rm``). What the scanner cannot judge (arithmetic on names, an unread option, a shell
+reading a file, text it cannot read...) may run anything: never allowed, and denied when
+the policy denies anything. A call nested past the scanner's bounds is denied outright.
+The strictest command decides the call.
 
 ``check`` is pure: the same policy and call give the same ``Verdict``. ``Gate.review``
 turns an "ask" into a decision through its ``decide`` hook: recorded answers in replay
@@ -27,10 +37,11 @@ import json
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from .contracts import PermissionFields
-from .shell_syntax import Part, ShellSyntaxError, commands_in
+from .shell_syntax import Part, ShellSyntaxError, TooComplex, commands_in
 from .shell_text import typed
 
 #: From the least to the most strict; the strictest that applies wins.
@@ -62,15 +73,43 @@ class Rule:
         object.__setattr__(self, "words", tuple(words[:-1] if open_ended else words))
         object.__setattr__(self, "open_ended", open_ended)
 
-    def matches(self, part: Part) -> bool:
-        """Word for word: the rule's words are the command's first words, and nothing
-        follows unless the rule ends with ``*``. A dynamic command matches no allow rule."""
+    def names(self, part: Part) -> str | None:
+        """Whether this rule names the command ``part``: ``"yes"``, word for word (the rule's
+        words are its first words, after any assignments, and nothing follows unless the
+        rule ends with ``*``); ``"maybe"``, once the shell has expanded it (a word that
+        changes at run time, a command that may run anything); None. Only a ``"yes"`` on a
+        command with nothing dynamic allows; deny and ask rules also name a program by
+        its path (``/bin/rm`` is ``rm``)."""
+        if part.unknown:
+            return None if self.action == "allow" else "maybe"
         if self.action == "allow" and part.dynamic:
-            return False
-        words = self.words
-        if part.words[: len(words)] != words:
-            return False
-        return self.open_ended or len(part.words) == len(words)
+            return None
+        words, offset = part.words, part.first
+        for position in range(len(self.words)):
+            index = offset + position
+            if index in part.expanded:
+                return "maybe"  # from here on, the shell decides the words
+            if index >= len(words):
+                return "maybe" if part.more else None
+            if not self._same(position, words[index]):
+                return None
+        if self.open_ended:
+            return "yes"
+        extra = range(offset + len(self.words), len(words))
+        if not extra:
+            return "maybe" if part.more else "yes"
+        return "maybe" if all(index in part.expanded for index in extra) else None
+
+    def _same(self, position: int, word: str) -> bool:
+        rule_word = self.words[position]
+        if word == rule_word:
+            return True
+        return (
+            position == 0
+            and self.action != "allow"
+            and "/" not in rule_word
+            and PurePosixPath(word).name == rule_word
+        )
 
     def __str__(self) -> str:
         return f"{self.action} {self.pattern}"
@@ -147,10 +186,12 @@ def check_command(policy: Policy, command: str | Sequence[str]) -> Verdict:
     """The verdict on a command: an argument list (run without a shell) or a shell string."""
     try:
         parts = commands_in(command)
+    except TooComplex as exc:
+        return Verdict("deny", f"the gate refuses to judge this command: {exc}")
+    except RecursionError:  # a bound above should come first; this is the net below it
+        return Verdict("deny", "the gate refuses to judge this command: it nests too deeply")
     except ShellSyntaxError as exc:
-        return Verdict(
-            policy.default, f"the command cannot be read ({exc}); the default is {policy.default}"
-        )
+        return _unseen(policy, f"the command cannot be read ({exc})")
     if not parts:
         return Verdict(policy.default, f"no command found; the default is {policy.default}")
     verdicts = [_judge(policy, part) for part in parts]
@@ -161,16 +202,51 @@ def check_command(policy: Policy, command: str | Sequence[str]) -> Verdict:
 
 
 def _judge(policy: Policy, part: Part) -> Verdict:
-    matching = [rule for rule in policy.rules if rule.matches(part)]
-    if not matching:
+    """The verdict on one command: the strictest rule that names it; the default when none
+    does for certain; and a rule that may name it once the shell has expanded it (or that
+    may name what it runs unseen) when that is stricter."""
+    certain, possible = [], []
+    for rule in policy.rules:
+        named = rule.names(part)
+        if named == "yes":
+            certain.append(rule)
+        elif named == "maybe":
+            possible.append(rule)
+    if certain:
+        rule = max(certain, key=lambda rule: ACTIONS.index(rule.action))
+        verdict = Verdict(rule.action, f"`{part}` matches the rule '{rule}'", str(rule))
+    elif part.unknown:
+        verdict = Verdict(
+            policy.default, f"`{part}`: {part.unknown}; the default is {policy.default}"
+        )
+    else:
         why = (
             "it depends on what the shell expands at run time, so no allow rule applies"
             if part.dynamic
             else "no rule matches it"
         )
-        return Verdict(policy.default, f"`{part}`: {why}; the default is {policy.default}")
-    rule = max(matching, key=lambda rule: ACTIONS.index(rule.action))
-    return Verdict(rule.action, f"`{part}` matches the rule '{rule}'", str(rule))
+        verdict = Verdict(policy.default, f"`{part}`: {why}; the default is {policy.default}")
+    if possible:
+        rule = max(possible, key=lambda rule: ACTIONS.index(rule.action))
+        if ACTIONS.index(rule.action) > ACTIONS.index(verdict.action):
+            how = (
+                f"{part.unknown}, so it may run what the rule '{rule}' names"
+                if part.unknown
+                else f"once the shell expands it, it may be what the rule '{rule}' names"
+            )
+            verdict = Verdict(rule.action, f"`{part}`: {how}", str(rule))
+    return verdict
+
+
+def _unseen(policy: Policy, why: str) -> Verdict:
+    """The verdict on a command that may run what the gate cannot see: any deny rule may
+    name what it runs, so it is denied if the policy denies anything; else the default."""
+    denying = next((rule for rule in policy.rules if rule.action == "deny"), None)
+    if denying is not None:
+        return Verdict(
+            "deny", f"{why}, so it may run what the rule '{denying}' names", str(denying)
+        )
+    return Verdict(policy.default, f"{why}; the default is {policy.default}")
 
 
 @dataclass(frozen=True)

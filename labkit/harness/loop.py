@@ -38,9 +38,10 @@ from .contracts import (
     ToolResult,
     Tools,
     ToolStart,
+    WireFormat,
     tool_names,
 )
-from .formats import format_of
+from .formats import format_of, named
 from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
 from .words import counted
@@ -66,9 +67,16 @@ def agent_events(
     ``tools`` has ``schemas`` and ``invoke(name, arguments)``. ``max_turns`` bounds the
     number of model requests. ``gate.review(name, arguments)``, if given, decides whether
     each call runs; ``budget(messages)``, if given, returns the conversation to keep and
-    send before each request.
+    send before each request; a budget that names a ``wire_format`` must name the chat's.
     """
-    return _run(chat, tools, task, positive_int(max_turns, "max_turns"), gate, budget)
+    wire = format_of(chat)
+    measured_in = getattr(budget, "wire_format", None)
+    if measured_in is not None and named(measured_in).name != wire.name:
+        raise ValueError(
+            f"the budget measures {named(measured_in).name} messages, but the chat speaks "
+            f"{wire.name}: give it wire_format={wire.name!r}"
+        )
+    return _run(chat, wire, tools, task, positive_int(max_turns, "max_turns"), gate, budget)
 
 
 def positive_int(value: object, name: str) -> int:
@@ -87,9 +95,14 @@ def call_tool(tools: Tools, name: str, arguments: dict) -> dict:
 
 
 def _run(
-    chat: Chat, tools: Tools, task: str, max_turns: int, gate: Gate | None, budget: Budget | None
+    chat: Chat,
+    wire: WireFormat,
+    tools: Tools,
+    task: str,
+    max_turns: int,
+    gate: Gate | None,
+    budget: Budget | None,
 ) -> Iterator[Event]:
-    wire = format_of(chat)
     messages: list[Message] = [
         freeze({"role": "system", "content": SYSTEM_PROMPT}),
         freeze({"role": "user", "content": task}),

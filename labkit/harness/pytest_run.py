@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from .byte_cuts import SPLIT, tail_start_after
 from .reaper import CLEANUP_SECONDS
 
 #: The only variables the child inherits; everything else (API keys, tokens) stays behind.
@@ -71,16 +72,16 @@ def run_pytest(root: Path, *, timeout: float, tail_bytes: int = 8000) -> PytestR
     )
     tail = deque()
     reader = threading.Thread(
-        target=_keep_tail, args=(process.stdout, tail, tail_bytes), daemon=True
+        target=_keep_tail, args=(process.stdout, tail, tail_bytes + SPLIT), daemon=True
     )
     reader.start()
     try:
         timed_out = wait_and_sweep(process, timeout)
     finally:
         reader.join(timeout=5)
-    output = without_durations(
-        b"".join(tail.copy())[-tail_bytes:].decode("utf-8", errors="replace")
-    )
+    kept = b"".join(tail.copy())[-(tail_bytes + SPLIT) :]
+    start = tail_start_after(kept, len(kept) - tail_bytes) if len(kept) > tail_bytes else 0
+    output = without_durations(kept[start:].decode("utf-8", errors="replace"))
     if timed_out:
         output += f"\n[labkit: the test run was stopped after {timeout:g} s]"
     if reader.is_alive():  # a process we could not stop still holds the output open

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import marker
+from .byte_cuts import SPLIT, head_end, tail_start_after
 from .pytest_run import REAPER, child_environment, wait_and_sweep
 from .tools import RepoTools
 from .toolset import tool
@@ -209,7 +210,13 @@ def _checked_timeout(timeout) -> float:
 
 
 class _Ends:
-    """The first and last ``keep`` bytes of a stream, and how many came in all."""
+    """The first and last ``keep`` bytes of a stream, and how many came in all.
+
+    It keeps three bytes more at each end, so a cut never splits a character: the head
+    ends before a character the cut would split, the tail starts after one, and those
+    bytes count as cut. Bytes that are not UTF-8 are the program's own: they are shown as
+    U+FFFD, wherever they are.
+    """
 
     def __init__(self, keep: int):
         self.keep, self.total = keep, 0
@@ -222,22 +229,31 @@ class _Ends:
 
     def add(self, block: bytes) -> None:
         self.total += len(block)
-        room = self.keep - len(self.head)
+        room = self.keep + SPLIT - len(self.head)
         if room > 0:
             self.head += block[:room]
             block = block[room:]
         if block:
             self.tail.append(block)
             self.tail_size += len(block)
-            while self.tail and self.tail_size - len(self.tail[0]) >= self.keep:
+            while self.tail and self.tail_size - len(self.tail[0]) >= self.keep + SPLIT:
                 self.tail_size -= len(self.tail.popleft())
 
     def text(self) -> str:
-        tail = b"".join(self.tail)[-self.keep :] if self.keep else b""
-        cut = self.total - len(self.head) - len(tail)
-        middle = marker(cut, "bytes") if cut else ""
+        head = bytes(self.head)
+        tail = b"".join(self.tail)[-(self.keep + SPLIT) :]
+        if self.total <= 2 * self.keep:  # nothing to cut: every byte is here, in order
+            return (head + tail).decode("utf-8", errors="replace")
+        if self.total == len(head) + len(tail):  # all here: one run of bytes, cut twice
+            whole = head + tail
+            head, tail_start, tail = whole, len(whole) - self.keep, whole
+        else:
+            tail_start = len(tail) - self.keep
+        head = head[: head_end(head, self.keep)]
+        tail = tail[tail_start_after(tail, tail_start) :]
+        cut = self.total - len(head) - len(tail)
         return (
-            self.head.decode("utf-8", errors="replace")
-            + middle
+            head.decode("utf-8", errors="replace")
+            + marker(cut, "bytes")
             + tail.decode("utf-8", errors="replace")
         )

@@ -2,291 +2,384 @@
 
 The permission gate (``gate.py``) judges commands, not text, and this module is how it
 finds them. ``commands_in`` takes what ``run_command`` would be given, an argument list,
-or a shell string, and returns every command it would run as a ``Part``: its words, and
-whether the shell would change them at run time (``dynamic``). It needs nothing but the
-text: no program runs, nothing is looked up, nothing expands.
+or a shell string, and returns every command it would run as a ``Part``: its words, which
+of them the shell changes at run time, and, when the scanner cannot tell what it runs, why
+(``Part.unknown``). It needs nothing but the text: no program runs, nothing is looked up,
+nothing expands. It is one grammar for bash and dash (``sh`` is either), checked against
+both by the tests.
 
-An argument list runs one program with exactly its words, unless it is a shell
-(``SHELLS``, by the last part of its path) with an option holding ``c`` among the words
-right after it that start with ``-`` (up to ``-`` or ``--``, and not a ``--long`` one):
-``sh -c SCRIPT``, ``bash -lc SCRIPT``, ``sh -e -c SCRIPT``. Then the word after that
-option (or nothing) is the script, read as a shell string.
+**What it reads.** An argument list runs one program with exactly its words; what that
+program runs in turn (a shell's ``-c`` script, ``eval``'s words, ``env``/``timeout``/
+``xargs``/``find -exec``...'s command) is read by ``shell_programs.py`` and judged the same
+way, a nested shell's script as a shell string. A shell string is read left to right:
 
-A shell string is read left to right, the way ``sh`` splits it before expanding:
+- a **command** is words up to a separator (``;`` ``&`` ``|`` ``&&`` ``||`` ``|&``
+  ``;;`` or a newline) or a parenthesis; ``( ... )`` is a subshell whose commands count
+  like any other; leading ``!`` ``{`` ``}`` ``if`` ``then`` ``elif`` ``else`` ``fi``
+  ``do`` ``done`` ``while`` ``until`` ``time [-p]`` are dropped (``if pytest; then ...``
+  is judged as ``pytest``, then the rest), and ``for NAME [in WORDS]`` runs nothing itself;
+- a **word** ends at a blank (space, tab), a separator or a redirection; ``\\`` takes
+  the next character as it is (``\\`` then a newline joins two lines), ``'...'`` is text
+  as written, ``"..."`` is text in which ``\\`` escapes only ``"`` ``\\`` ``$``, a
+  backtick and a newline, and expansions still happen; ``#`` starting a word begins a
+  comment;
+- **expansions** (each makes its word *expanded*, known only at run time): ``$(...)``,
+  backticks (their body unescaped first, as the shell does) and ``<(...)``/``>(...)``,
+  whose commands are read as commands of their own; ``${...}`` (nested braces counted;
+  the words inside read for expansions); ``$((...))``; ``$name``, ``$1``, ``$@``... ;
+  ``$'...'``, ``$"..."``; globs (``*``, ``?``, ``[...]``), braces (``{a,b}``) and a
+  leading ``~``. A ``$`` followed by anything else is a plain ``$``;
+- **redirections** (``>`` ``>>`` ``<`` ``<>`` ``>|`` ``&>`` ``&>>`` ``>&`` ``<&`` ``<<``
+  ``<<-`` ``<<<``, after a file-descriptor number or not): the operator and its target are
+  a command of their own (``(">", "out.txt")``), so a rule must allow them; ``2>&1``,
+  ``>&-`` name no file. A **here-document**'s body is read up to its delimiter line and,
+  when the delimiter is unquoted, for the expansions the shell makes in it;
+  A here-string's word (``<<< word``) is read as any word. ``{fd}>file`` in front of a
+  command (bash's named descriptor) is a redirection, not the program;
+- leading assignments (``FOO=1 cmd``) make a command dynamic: the shell changes its
+  environment. Rules are matched from the program word after them.
 
-- a **command** is words up to a separator (``;`` ``&`` ``|`` ``&&`` ``||`` ``;;`` ``|&``
-  or a newline) or a parenthesis; ``( ... )`` is a subshell: its commands count like any
-  other, and the parentheses must pair up;
-- a **word** ends at a space, a tab or a redirection; inside a word, ``\\`` takes the next
-  character as it is (``\\`` then a newline joins two lines), ``'...'`` is text as
-  written, and ``"..."`` is text in which ``\\`` escapes only ``"``, ``\\``, ``$``, a
-  backtick and a newline, and ``$`` and backticks still expand;
-- ``#`` at the start of a word begins a comment, to the end of the line;
-- **expansions** (each makes its command dynamic): ``$(...)`` and backticks, whose
-  inside is read again as commands, each a ``Part`` of its own, listed before the
-  command holding it; ``${...}`` up to the first ``}``; ``$name``; ``$1``, ``$@``,
-  ``$*``, ``$#``, ``$?``, ``$$``, ``$!``, ``$-``; ``$'...'`` and ``$"..."``. A ``$``
-  followed by anything else is a plain ``$``;
-- **redirections**: ``>`` ``>>`` ``<`` ``<>`` ``>|`` ``&>`` ``&>>`` ``>&`` ``<&`` ``<<``
-  ``<<<``, with a file-descriptor number before them when they start a word. The word after
-  one is its target, and the pair is a command of its own, ``(">", "out.txt")`` for
-  ``> out.txt``, so a rule must allow it; a ``>&`` or ``<&`` followed by a digit or ``-``
-  joins or closes a stream and names no file, so it is no command; an operator with
-  nothing after it is the dynamic command ``(">",)``. A here-document or here-string
-  (``<<``, ``<<<``) makes its command dynamic: its text is data this module does not read;
-- a command's leading reserved words (``!`` ``{`` ``}`` ``if`` ``then`` ``elif`` ``else``
-  ``fi`` ``do`` ``done`` ``while`` ``until``) are dropped, so ``if pytest; then ...`` is
-  judged as ``pytest``, then the rest;
-- a command is also dynamic when its first word is an assignment (``FOO=1 cmd``: the
-  shell changes ``cmd``'s environment), or a word holds a glob or brace character
-  (``*`` ``?`` ``[`` ``{``) or starts with ``~``.
+**What it refuses to judge** (``Part.unknown``: never allowed; denied wherever the policy
+denies anything, since the hidden command could be the one it denies):
 
-What it cannot read (an unclosed quote, ``$(``, backtick or ``${``, a parenthesis that
-does not pair up, a trailing backslash) raises ``ShellSyntaxError``; the gate then gives
-the policy's default. What it reads but does not understand, it marks dynamic, so no
-allow rule can pass it.
+- arithmetic that holds a name or an expansion (``$((x))``, ``$[...]``, ``((...))``,
+  ``let``, ``for ((...))``, ``${a[i]}``, ``${x:i}``): bash evaluates a name's value as
+  arithmetic in turn, and an array subscript in it can hold ``$(...)``, so
+  ``echo 'a[$(rm -rf x)]'; echo "$[_]"`` runs ``rm`` (``$_`` is the last word before);
+- ``${!x}``, ``${x@P}``, quotes inside ``${...}`` (bash and dash end it at different
+  places), a ``${`` that is not a parameter (bash 5.3's ``${ cmd; }``), ``$'...'`` holding
+  ``\\'`` (bash and dash end it at different places), an unquoted here-document with a
+  ``\\`` before a newline, an array assignment (``a[i]=1``, ``a=(...)``), an assignment to
+  ``PS4``, ``PROMPT_COMMAND``, ``BASH_ENV``... (the shell runs them as code);
+- ``case``, ``select``, ``function``, ``coproc``, ``[[ ... ]]`` (its operators evaluate
+  arithmetic), and everything ``shell_programs.py`` lists (a program known only at run
+  time, a shell reading a file or its input, shells of other syntaxes, runners whose
+  options are not read, ``alias``, ``source``, ``hash``...);
+- ``time`` followed by options other than ``-p`` (bash's keyword and dash's
+  ``/usr/bin/time`` read them apart);
+- text it cannot read (an unclosed quote, ``$(``, backtick or ``${``, a parenthesis that
+  does not pair up, a trailing backslash) raises ``ShellSyntaxError``; the gate treats it
+  as unknown too: bash runs the lines before a syntax error.
 
-Not handled yet, each read as above: arithmetic (``$((...))``, ``$[...]``), ``${...}``
-with a ``}`` inside, ``case``/``for``/``function``, options between ``-c`` and the script.
-Each ``$(`` and backtick is read by a nested call, with no bound on the depth, and a word
-grows one character at a time.
+**What it leaves to the policy.** A program that runs code of its own language is judged
+as itself, whatever its code does: ``python -c``, ``awk``, ``perl -e``, ``make``, ``git``
+with an alias or ``-c core.pager=...``, ``sed``'s ``e`` command. A rule that allows such a
+program allows anything: that is what "not a sandbox" means (SECURITY.md).
+
+Nesting deeper than :data:`MAX_DEPTH` (``$(`` in ``$(``, a shell in a shell...) or more
+than :data:`MAX_PARTS` commands raise ``TooComplex``, which the gate denies outright. The
+scanner reads each character a bounded number of times (once per level of nesting, at
+most :data:`MAX_DEPTH`) and builds words from runs of characters, so its time grows
+linearly with the text: a megabyte in about a tenth of a second.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import PurePosixPath
 
-from .shell_text import typed
+from .shell_programs import assigns_code, runs
+from .shell_words import (
+    MAX_DEPTH,
+    MAX_PARTS,
+    NAME,
+    Part,
+    ShellSyntaxError,
+    TooComplex,
+    WordReader,
+    deeper,
+    emit,
+)
 
-#: Programs whose ``-c`` argument is a shell script: the gate judges the script's commands.
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
-_SEPARATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
-_RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until"}
-_REDIRECTIONS = ("&>>", "&>", ">>", ">&", ">|", "<<<", "<<", "<>", "<&", ">", "<")
+__all__ = ["MAX_DEPTH", "MAX_PARTS", "Part", "ShellSyntaxError", "TooComplex", "commands_in"]
 
-
-class ShellSyntaxError(ValueError):
-    """A shell string the gate cannot split into commands (an unclosed quote, say)."""
-
-
-@dataclass(frozen=True)
-class Part:
-    """One command a call would run: its words, and whether the shell would change them."""
-
-    words: tuple[str, ...]
-    dynamic: bool = False  # holds a variable, substitution, glob...: unknown until run time
-
-    def __str__(self) -> str:
-        """The command as it reads in the script: a redirection's operator bare, and the
-        words the shell expands as it receives them (``shell_text.typed``)."""
-        if not self.words:
-            return "(nothing)"
-        operator = self.words[:1] if self.words[0] in _REDIRECTIONS else ()
-        rest = typed(self.words[len(operator) :], expanded=self.dynamic)
-        return " ".join([*operator, rest] if rest else operator)
+SEPARATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "\n", "(", ")")
+RESERVED = {"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done", "while", "until"}
+NOT_READ = {"case", "esac", "select", "function", "coproc", "[["}
+FD_NAME = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+HEREDOC = re.compile(r"[0-9]*<<-?")
+REDIRECTION = re.compile(r"[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
+BLANKS = re.compile(r"[ \t]+")
+EMPTY_LINES = re.compile(r"[ \t\n]+")
+_SIMPLE = r"[^ \t\n'\"\\$`;&|()<>*?\[{~#][^ \t\n'\"\\$`;&|()<>*?\[{~]*"
+#: Words with nothing to expand, unquote or redirect, each ending at a blank or a separator.
+SIMPLE_WORDS = re.compile(rf"(?:{_SIMPLE}(?:[ \t]+|(?=[\n;&|)]|$)))+")
 
 
 def commands_in(command: str | Sequence[str]) -> list[Part]:
     """Every command ``command`` would run, as ``Part``s.
 
-    An argument list runs one program with those exact words (nothing is expanded), unless
-    it is a shell given a script with ``-c``: then the script's commands. A string is
-    read as shell syntax.
+    An argument list runs one program with those exact words (nothing is expanded), and
+    whatever that program runs (a shell's script...); a string is read as shell syntax.
+    Raises ``ShellSyntaxError`` for text it cannot read, ``TooComplex`` past its bounds.
     """
-    if isinstance(command, str):
-        return _parse(command)
-    words = tuple(command)
-    if words and PurePosixPath(words[0]).name in SHELLS:
-        script = _script_of(words)
-        if script is not None:
-            return _parse(script)
-    return [Part(words)] if words else []
-
-
-def _script_of(words: tuple[str, ...]) -> str | None:
-    """The script of ``sh -c SCRIPT`` (also ``bash -lc``, ``sh -e -c``); None if none."""
-    for index, word in enumerate(words[1:], start=1):
-        if not word.startswith("-") or word in ("-", "--"):
-            return None
-        if "c" in word[1:] and not word.startswith("--"):
-            return words[index + 1] if index + 1 < len(words) else ""
-    return None
-
-
-def _parse(text: str) -> list[Part]:
     parts: list[Part] = []
-    end = _Scanner(text, parts).scan(0, closing=None)
-    if end != len(text):
-        raise ShellSyntaxError(f"unexpected {text[end]!r} at character {end}")
+    if isinstance(command, str):
+        _Scanner(command, parts, 0).script()
+    else:
+        words = tuple(command)
+        _command(parts, words, [False] * len(words), 0, assignments=False)
     return parts
 
 
-class _Scanner:
-    """Splits shell text into commands, the way sh would before expanding anything.
-
-    Handles quotes, backslashes, the separators, redirections, ``$(...)``, backticks
-    (their commands are added as parts of their own) and marks words the shell would
-    expand. What it does not know it marks dynamic, so no allow rule can pass it.
-    """
-
-    def __init__(self, text: str, parts: list[Part]) -> None:
-        self.text, self.parts = text, parts
-
-    def scan(self, i: int, closing: str | None) -> int:
-        text, depth = self.text, 0
-        words, word, dynamic = [], None, False
-        redirect = None
-
-        def end_word() -> None:
-            nonlocal word, redirect
-            if word is not None:
-                if redirect is not None:
-                    self.parts.append(Part((redirect, word), dynamic))
-                    redirect = None
-                else:
-                    words.append(word)
-            word = None
-
-        def end_command() -> None:
-            nonlocal words, dynamic, redirect
-            end_word()
-            if redirect is not None:  # an operator with no target, e.g. `echo >`
-                self.parts.append(Part((redirect,), True))
-                redirect = None
-            while words and words[0] in _RESERVED:  # `if pytest; then ...`: judge pytest
-                words.pop(0)
-            if words:
-                if _is_assignment(words[0]):
-                    dynamic = True  # FOO=1 cmd: the shell changes cmd's environment
-                self.parts.append(Part(tuple(words), dynamic))
-            words, dynamic = [], False
-
-        while i < len(text):
-            c = text[i]
-            if c == "`" and closing == "`":
-                end_command()
-                return i + 1
-            if c == ")" and closing == ")" and depth == 0:
-                end_command()
-                return i + 1
-            if c in " \t":
-                end_word()
-                i += 1
-            elif c == "#" and word is None:  # a comment runs to the end of the line
-                while i < len(text) and text[i] != "\n":
-                    i += 1
-            elif c == "\\":
-                if i + 1 == len(text):
-                    raise ShellSyntaxError("the command ends with a backslash")
-                if text[i + 1] == "\n":
-                    i += 2  # a line continuation
-                    continue
-                word = (word or "") + text[i + 1 : i + 2]
-                i += 2
-            elif c == "'":
-                close = text.find("'", i + 1)
-                if close < 0:
-                    raise ShellSyntaxError("a single quote is not closed")
-                word = (word or "") + text[i + 1 : close]
-                i = close + 1
-            elif c == '"':
-                word = word or ""
-                i += 1
-                while True:
-                    if i >= len(text):
-                        raise ShellSyntaxError("a double quote is not closed")
-                    c = text[i]
-                    if c == '"':
-                        i += 1
-                        break
-                    if c == "\\" and text[i + 1 : i + 2] in ('"', "\\", "$", "`", "\n"):
-                        word += text[i + 1]
-                        i += 2
-                    elif c in "$`":
-                        start = i
-                        i, expanded = self.expansion(i)
-                        word += text[start:i]
-                        dynamic = dynamic or expanded
-                    else:
-                        word += c
-                        i += 1
-            elif c in "$`":
-                start = i
-                i, expanded = self.expansion(i)
-                word = (word or "") + text[start:i]
-                dynamic = dynamic or expanded
-            elif text.startswith(_REDIRECTIONS, i) or (
-                c.isdigit() and word is None and _redirection_after_digits(text, i)
-            ):
-                end_word()
-                j = i
-                while text[j].isdigit():
-                    j += 1
-                operator = next(op for op in _REDIRECTIONS if text.startswith(op, j))
-                if operator in ("<<", "<<<"):
-                    dynamic = True  # a here-document: its text is data the gate does not read
-                redirect = text[i : j + len(operator)]
-                i = j + len(operator)
-                if operator.endswith("&") and (text[i : i + 1].isdigit() or text[i : i + 1] == "-"):
-                    redirect = None  # 2>&1, >&-: joins or closes a stream, touches no file
-                    i += 1
-            elif text.startswith(_SEPARATORS, i):
-                operator = next(op for op in _SEPARATORS if text.startswith(op, i))
-                end_command()
-                if operator == "(":
-                    depth += 1
-                elif operator == ")":
-                    if depth == 0:
-                        raise ShellSyntaxError("a ')' closes nothing")
-                    depth -= 1
-                i += len(operator)
-            else:
-                if c in "*?[~{" and (c != "~" or word is None):
-                    dynamic = True  # a glob, a brace or a tilde: expanded by the shell
-                word = (word or "") + c
-                i += 1
-        if closing is not None:
-            raise ShellSyntaxError(f"a {'$(' if closing == ')' else '`'} is not closed")
-        if depth:
-            raise ShellSyntaxError("a '(' is not closed")
-        end_command()
-        return i
-
-    def expansion(self, i: int) -> tuple[int, bool]:
-        """Read the ``$...`` or backtick expansion at ``i``: return where it ends and whether
-        it is one (a lone ``$`` is plain text). Substituted commands become parts."""
-        text = self.text
-        if text[i] == "`":
-            return _Scanner(text, self.parts).scan(i + 1, closing="`"), True
-        following = text[i + 1 : i + 2]
-        if following == "(":
-            return _Scanner(text, self.parts).scan(i + 2, closing=")"), True
-        if following == "{":
-            close = text.find("}", i + 2)
-            if close < 0:
-                raise ShellSyntaxError("a '${' is not closed")
-            return close + 1, True
-        if following == "_" or following.isalpha():  # $name
-            j = i + 1
-            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            return j, True
-        if following and following in "0123456789@*#?$!-":  # $1, $@, $?...
-            return i + 2, True
-        if following in ("'", '"'):
-            return i + 1, True  # $'...' and $"...": quoting the shell rewrites
-        return i + 1, False
-
-
-def _redirection_after_digits(text: str, i: int) -> bool:
-    j = i
-    while j < len(text) and text[j].isdigit():
-        j += 1
-    return text.startswith(_REDIRECTIONS, j)
+def _command(
+    parts: list[Part],
+    words: Sequence[str],
+    expanded: Sequence[bool],
+    depth: int,
+    *,
+    assignments: bool,
+    dynamic: bool = False,
+    unknown: str | None = None,
+    more: bool = False,
+) -> None:
+    """Add the parts of one command: itself, and what it runs (``shell_programs.runs``).
+    ``assignments``: leading ``NAME=value`` words set its environment (a shell's command,
+    not an argument list's)."""
+    first = 0
+    if assignments:
+        while first < len(words) and _is_assignment(words[first]):
+            if "[" in words[first].partition("=")[0] or assigns_code(words[first]):
+                unknown = unknown or f"the assignment {words[first][:40]!r} can run code"
+            first += 1
+    program, flags = words[first:], expanded[first:]
+    what = runs(program, flags) if program and unknown is None else None
+    unknown = unknown or (what.unknown if what else None)
+    if unknown or what is None or what.itself:
+        marked = frozenset(i for i, flag in enumerate(expanded) if flag) if any(expanded) else None
+        dynamic = bool(dynamic or marked or first or more or unknown)
+        emit(parts, Part(tuple(words), dynamic, marked or frozenset(), first, more, unknown))
+    if what is None or unknown:
+        return
+    for script in what.scripts:
+        _Scanner(script, parts, deeper(depth)).script()
+    for inner in what.inner:
+        level = deeper(depth)
+        inner_words, inner_flags = program[inner.start : inner.end], flags[inner.start : inner.end]
+        if inner.arguments_change or inner.placeholder is not None:
+            inner_flags = [
+                flag
+                or (inner.arguments_change and i > 0)
+                or (inner.placeholder is not None and inner.placeholder in word)
+                for i, (word, flag) in enumerate(zip(inner_words, inner_flags))
+            ]
+        _command(parts, inner_words, inner_flags, level, assignments=False, more=inner.more)
 
 
 def _is_assignment(word: str) -> bool:
     name, equals, _ = word.partition("=")
-    return bool(equals) and name.isidentifier()
+    base = name.removesuffix("+").partition("[")[0]
+    return bool(equals) and NAME.fullmatch(base) is not None
+
+
+class _Command:
+    """A command as it is read: its words, which are expanded, and what it is."""
+
+    __slots__ = ("words", "expanded", "dynamic", "unknown", "redirect", "kind")
+
+    def __init__(self) -> None:
+        self.words: list[str] = []
+        self.expanded: list[bool] = []
+        self.dynamic = False
+        self.unknown: str | None = None
+        self.redirect: str | None = None  # an operator waiting for its target word
+        self.kind: str | None = None  # "for", or "time" (a -p may follow)
+
+    def empty(self) -> bool:
+        return not self.words and self.kind is None and self.redirect is None and not self.unknown
+
+    def at_start(self) -> bool:
+        return not self.words or self.words == ["for"]
+
+    def add(self, text: str, expanded: bool, bare: bool) -> None:
+        if not self.words and bare:
+            if self.kind == "time" and text in ("-p", "--"):
+                return
+            if self.kind == "time" and text.startswith("-"):  # /usr/bin/time's, to dash
+                self.unknown = self.unknown or "bash's time and dash's read options apart"
+            if text in RESERVED or text == "time":
+                self.kind = "time" if text == "time" else None
+                return
+            if text == "for":
+                self.kind = "for"
+            elif text in NOT_READ:
+                self.unknown = self.unknown or f"'{text}' is not read by the gate"
+        self.words.append(text)
+        self.expanded.append(expanded)
+
+    def add_simple(self, words: list[str]) -> None:
+        """Words with nothing quoted or expanded (only the first ones can be reserved)."""
+        for position, text in enumerate(words):
+            if self.words:
+                self.words.extend(words[position:])
+                self.expanded.extend([False] * (len(words) - position))
+                return
+            self.add(text, False, bare=True)
+
+    def can_unknown(self, why: str) -> None:
+        self.unknown = self.unknown or why
+
+
+class _Scanner(WordReader):
+    """Reads one shell text into parts; a text inside it (a backtick's body, a
+    here-document's) gets a scanner of its own."""
+
+    def script(self, *, whole: bool = True) -> None:
+        """Read the whole text. ``whole``: it is all the shell reads (a ``-c`` script), not
+        a piece of a longer text (a backtick's body), so a here-document with no body is
+        just empty."""
+        end = self.commands(0, None)
+        if end != len(self.text):
+            raise ShellSyntaxError(f"unexpected {self.text[end]!r} at character {end}")
+        if not whole:
+            self.no_heredoc_left("`")
+
+    # --- commands -------------------------------------------------------------------------
+
+    def commands(self, i: int, closing: str | None) -> int:
+        """Read commands from ``i`` until the ``)`` of a ``$(`` (``closing``) or the end;
+        return the index after it."""
+        self.depth = deeper(self.depth)
+        text, subshells, command = self.text, 0, _Command()
+        while i < len(text):
+            c = text[i]
+            if c in " \t":
+                i = BLANKS.match(text, i).end()
+            elif (simple := SIMPLE_WORDS.match(text, i)) and command.redirect is None:
+                command.add_simple(BLANKS.split(simple.group().rstrip(" \t")))  # made short
+                i = simple.end()
+            elif c == "\n" and command.empty() and not self.heredocs:
+                i = EMPTY_LINES.match(text, i).end()  # blank lines end nothing
+            elif c == "\\" and text.startswith("\\\n", i):
+                i += 2  # a line continuation between words
+            elif c == "#":
+                newline = text.find("\n", i)
+                i = len(text) if newline < 0 else newline
+            elif c == ")" and closing == ")" and subshells == 0:
+                self.end_command(command)
+                self.no_heredoc_left("$(")
+                self.depth -= 1
+                return i + 1
+            elif c in "<>" and text.startswith("(", i + 1):
+                i = self.word(i, command)  # a process substitution starts a word
+            elif (redirection := REDIRECTION.match(text, i)) is not None and (
+                c in "<>&" or c.isdigit()
+            ):
+                i = self.redirection(redirection, command)
+            elif text.startswith(SEPARATORS, i):
+                operator = next(op for op in SEPARATORS if text.startswith(op, i))
+                if operator == "(" and text.startswith("((", i) and command.at_start():
+                    end = self.arithmetic_command(i)
+                    if end is not None:
+                        i = end
+                        continue
+                if operator == "(" and command.words and command.words[-1].endswith("="):
+                    command.can_unknown("an array assignment evaluates subscripts")
+                self.end_command(command)
+                command = _Command()
+                i += len(operator)
+                if operator == "(":
+                    subshells += 1
+                elif operator == ")":
+                    if subshells == 0:
+                        raise ShellSyntaxError("a ')' closes nothing")
+                    subshells -= 1
+                elif operator == "\n" and self.heredocs:
+                    i = self.heredoc_bodies(i)
+            else:
+                i = self.word(i, command)
+        if closing is not None:
+            raise ShellSyntaxError("a '$(' is not closed")
+        if subshells:
+            raise ShellSyntaxError("a '(' is not closed")
+        self.end_command(command)
+        self.depth -= 1
+        return i
+
+    def end_command(self, command: _Command) -> None:
+        if command.redirect is not None:  # an operator with no target, e.g. `echo >`
+            emit(self.parts, Part((command.redirect,), True))
+            command.redirect = None
+        if command.kind == "for" and command.unknown is None:
+            header = command.words
+            if len(header) >= 2 and NAME.fullmatch(header[1]) and header[2:3] in ([], ["in"]):
+                return  # for NAME [in WORDS]: runs nothing; the words' expansions are read
+            command.can_unknown("this 'for' is not read by the gate")
+        if command.words or command.unknown:
+            _command(
+                self.parts,
+                command.words,
+                command.expanded,
+                self.depth,
+                assignments=True,
+                dynamic=command.dynamic,
+                unknown=command.unknown,
+            )
+
+    def redirection(self, match: re.Match, command: _Command) -> int:
+        operator, i = match.group(0), match.end()
+        if command.redirect is not None:
+            emit(self.parts, Part((command.redirect,), True))
+        command.redirect = operator
+        if match.group(1) in ("<<", "<<-", "<<<"):
+            command.dynamic = True  # here-documents and -strings: data the gate does not judge
+        if match.group(1).endswith("&"):
+            closing = re.match(r"[0-9]+-?|-", self.text[i : i + 12])
+            if closing:  # 2>&1, >&-: joins or closes a stream, names no file
+                command.redirect = None
+                return i + closing.end()
+        return i
+
+    def arithmetic_command(self, i: int) -> int | None:
+        """``((...))`` (or ``for ((...))``): arithmetic to bash, never judged (an unknown
+        part). Its end, or None when it does not close as ``))``: bash and dash then read
+        two subshells, as the caller goes on to do."""
+        start = len(self.parts)
+        end = self.arithmetic(i + 2)
+        if end is None:
+            del self.parts[start:]
+            return None
+        self.unknown(self.text[i:end], "arithmetic, which can run commands")
+        return end
+
+    def heredoc_bodies(self, i: int) -> int:
+        """Read the bodies of the here-documents of the line that just ended, from ``i``."""
+        text = self.text
+        for delimiter, quoted, strip, depth in self.heredocs:
+            if depth != self.depth:
+                self.unknown("<<" + delimiter, "a here-document's body is nested unclearly")
+            line = re.compile(("^\t*" if strip else "^") + re.escape(delimiter) + "$", re.M)
+            found = line.search(text, i)
+            end, after = (found.start(), found.end() + 1) if found else (len(text), len(text))
+            if not quoted:
+                body = text[i:end]
+                if "\\\n" in body:
+                    self.unknown("<<" + delimiter, "a here-document joins lines by '\\'")
+                _Scanner(body, self.parts, self.depth).expansions_only()
+            i = min(after, len(text))
+        self.heredocs = []
+        return i
+
+    def no_heredoc_left(self, where: str) -> None:
+        """At the end of a ``$(`` or a backtick: a here-document started inside it with no
+        body read yet is one whose body the shells may look for elsewhere."""
+        left = [heredoc for heredoc in self.heredocs if heredoc[3] == self.depth]
+        if left:
+            self.unknown(where, "a here-document's body is not where the gate can read it")
+            self.heredocs = [heredoc for heredoc in self.heredocs if heredoc[3] != self.depth]
+
+    def word(self, i: int, command: _Command) -> int:
+        """Read one word from ``i``; add it to ``command`` (or as a redirection's target)."""
+        text = self.text
+        i, word = self.word_text(i)
+        text_, expanded = word.text(), word.expanded or word.globs()
+        if not word.quoted and FD_NAME.fullmatch(text_) and REDIRECTION.match(text, i):
+            return i  # {fd}>file: bash opens a file descriptor named fd; no word of the command
+        if command.redirect is None:
+            command.add(text_, expanded, bare=not word.quoted and not expanded)
+            return i
+        operator, command.redirect = command.redirect, None
+        emit(self.parts, Part((operator, text_), expanded, frozenset({1} if expanded else ())))
+        if HEREDOC.fullmatch(operator):
+            self.heredocs.append((text_, word.quoted, operator.endswith("-"), self.depth))
+        return i

@@ -17,9 +17,11 @@ replay attempts, and nothing here reads or writes a recording file.
 - replay servers, so the live path (the SDK, HTTP, streaming) runs offline:
   ``replay_server.py`` (the server's life, and which API each wire format is served in),
   ``replay_handler.py`` (one request: the guards every API shares), ``replay_faults.py``
-  (faults on purpose), ``request_shape.py`` (what a request must look like, as a table),
+  (faults on purpose), ``request_body.py`` (a body read safely), ``request_shape.py``
+  (what a request must look like, as a table),
   and each API's handler: ``ollama_server.py``, ``openai_server.py``,
-  ``anthropic_server.py`` (``sse_handler.py``: what the last two share);
+  ``anthropic_server.py`` (``sse_handler.py``: what the last two share); ``usage.py``:
+  the token counts a replay server estimates when its recording holds none;
 - ``scripted.py``: planned turns streamed as a server would (``ScriptedChat``);
   ``chunks.py`` builds chunks by hand.
 """

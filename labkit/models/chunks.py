@@ -89,6 +89,31 @@ def openai_arguments(index: int, fragment: str) -> dict:
     return {"index": index, "function": {"arguments": fragment}}
 
 
+def openai_chunks_of(completion: dict) -> list:
+    """The chunks a whole ``chat.completion`` streams as: the role, the text in one piece, each
+    call whole in one entry (its ``index``, ``id``, name and arguments), then the
+    ``finish_reason``; with the completion's id, creation time and model."""
+    same = {
+        "model": completion.get("model", ""),
+        "chunk_id": completion.get("id", "chatcmpl-replay"),
+        "created": completion.get("created", 0),
+    }
+    choices = completion.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    deltas = [{"role": "assistant", "content": "", "refusal": None}]
+    if message.get("content"):
+        deltas.append({"content": message["content"]})
+    for index, call_ in enumerate(message.get("tool_calls") or []):
+        function = call_.get("function") or {}
+        start = openai_call_start(index, call_.get("id"), function.get("name"))
+        start["function"]["arguments"] = function.get("arguments") or ""
+        deltas.append({"tool_calls": [start]})
+    chunks = [openai_chunk(delta, **same) for delta in deltas]
+    chunks.append(openai_chunk({}, choice.get("finish_reason"), **same))
+    return chunks
+
+
 # --- Anthropic's Messages stream events ---------------------------------------------------
 
 
@@ -117,14 +142,23 @@ def anthropic_block(index: int, block: dict) -> dict:
 
 
 def anthropic_delta(
-    index: int, *, text: str | None = None, partial_json: str | None = None
+    index: int,
+    *,
+    text: str | None = None,
+    partial_json: str | None = None,
+    thinking: str | None = None,
+    signature: str | None = None,
 ) -> dict:
-    """``content_block_delta``: a piece of text, or a piece of a tool's input as JSON text."""
-    delta = (
-        {"type": "text_delta", "text": text}
-        if partial_json is None
-        else {"type": "input_json_delta", "partial_json": partial_json}
-    )
+    """``content_block_delta``: a piece of text, of a tool's input as JSON text, of a thinking
+    block's reasoning, or its signature (give one)."""
+    if partial_json is not None:
+        delta = {"type": "input_json_delta", "partial_json": partial_json}
+    elif thinking is not None:
+        delta = {"type": "thinking_delta", "thinking": thinking}
+    elif signature is not None:
+        delta = {"type": "signature_delta", "signature": signature}
+    else:
+        delta = {"type": "text_delta", "text": text}
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
@@ -132,13 +166,19 @@ def anthropic_stop(index: int) -> dict:
     return {"type": "content_block_stop", "index": index}
 
 
-def anthropic_end(stop_reason: str, output_tokens: int = 1) -> list:
-    """``message_delta`` with the stop reason, then ``message_stop``."""
+def anthropic_end(
+    stop_reason: str, output_tokens: int = 1, input_tokens: int | None = None
+) -> list:
+    """``message_delta`` with the stop reason and the usage so far (cumulative: with
+    ``input_tokens``, as the API's newer streams say it here too), then ``message_stop``."""
+    usage = {"output_tokens": output_tokens}
+    if input_tokens is not None:
+        usage = {"input_tokens": input_tokens, **usage}
     return [
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": output_tokens},
+            "usage": usage,
         },
         {"type": "message_stop"},
     ]

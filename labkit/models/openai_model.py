@@ -51,7 +51,12 @@ class OpenAIModel(SSEModel):
         super().__init__(model, base_url=base_url, api_key=api_key, timeout=timeout)
 
     def _client(self, key: str, http_client):
-        # retries off: a failure is reported at once, and a replayed request is sent once
+        # max_retries=0, unlike the SDK's default of 2: the loop, not the SDK, decides what a
+        # failed request means (lesson 05's model_error stop names it); a dead or stuck server
+        # is reported at once, not after three timeouts of REQUEST_TIMEOUT each (six minutes
+        # of silence for a learner); and the three live models behave alike (the ollama SDK
+        # never retries). A learner's own client keeps the default: the replay servers answer
+        # its retries as the services do.
         return self.sdk.OpenAI(
             api_key=key,
             base_url=self.base_url,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import dataclass
 
 from ..harness.contracts import tool_names
 from ..harness.frozen import freeze
@@ -31,7 +32,12 @@ class ReplayMismatch(ReplayError):
 
 
 def first_difference(
-    recorded: dict, messages: list, names: list, *, over_http: bool = False
+    recorded: dict,
+    messages: list,
+    names: list,
+    *,
+    over_http: bool = False,
+    canonical=None,
 ) -> str | None:
     """Describe the first way a request differs from a recorded one, or return None.
 
@@ -39,10 +45,15 @@ def first_difference(
     tool_calls[0].function.arguments.new, character 31``) and shows both sides there.
     ``over_http``: the request came over HTTP, where a tool call's ``id`` and
     ``function.index`` may be missing (the pinned ``ollama`` SDK drops them).
+    ``canonical(messages)``: the messages written one way of the ways the API treats as the
+    same (a string or a list of one text block...), applied to both sides before they are
+    compared, so only what the API treats as different is a difference.
     """
     if recorded.get("tools") is not None and list(recorded["tools"]) != list(names):
         return f"the tools offered were {names}, the recording offered {recorded['tools']}"
     expected = recorded["messages"]
+    if canonical is not None:
+        expected, messages = canonical(expected), canonical(messages)
     for index, (want, got) in enumerate(zip(expected, messages)):
         if over_http:
             want = _as_carried(want, got)
@@ -63,6 +74,17 @@ def first_difference(
     return None
 
 
+@dataclass(frozen=True)
+class Claim:
+    """The recorded turn that answers a request, not yet used up: ``number`` (1 = the first),
+    the ``turn``, and the ``conversation`` it belongs to (counted from 1; a new one begins
+    each time the recording starts over)."""
+
+    number: int
+    turn: dict
+    conversation: int
+
+
 class RequestCursor:
     """Which recorded turn answers each request of a conversation.
 
@@ -72,21 +94,36 @@ class RequestCursor:
     many messages as the first recorded one begins a new conversation, so one server
     can answer run after run. ``over_http``: requests come over HTTP, where a tool call's
     ``id`` and ``function.index`` may have been dropped by the client's SDK.
-    Safe to share between threads.
+    ``canonical``: see :func:`first_difference`.
+
+    A server answers in two steps: :meth:`claim` finds the turn, and :meth:`use` uses it
+    up once the reply has begun. A reply refused or broken before its first byte uses
+    nothing, so the client's retry (the official SDKs retry such failures) gets the same
+    turn. In strict mode, a request equal to the last answered one gets that turn again,
+    as a service answers a request sent again after its reply broke off. :meth:`next_turn`
+    does both at once. Safe to share between threads.
     """
 
     def __init__(
-        self, turns: list, *, strict: bool = True, restarts: bool = False, over_http: bool = False
+        self,
+        turns: list,
+        *,
+        strict: bool = True,
+        restarts: bool = False,
+        over_http: bool = False,
+        canonical=None,
     ):
         self.turns = turns
         self.strict = strict
         self.restarts = restarts
         self.over_http = over_http
-        self.answered = 0  # requests answered in the current conversation
+        self.canonical = canonical
+        self.answered = 0  # turns used up in the current conversation
+        self.conversation = 1
         self._lock = threading.Lock()
 
-    def next_turn(self, messages: list, names: list) -> tuple[int, dict]:
-        """``(number, turn)`` for this request (1 = the first turn), or ReplayMismatch."""
+    def claim(self, messages: list, names: list) -> Claim:
+        """The turn that answers this request, not used up yet; or ReplayMismatch."""
         with self._lock:
             fresh = (
                 self.restarts
@@ -101,15 +138,39 @@ class RequestCursor:
                 )
             turn = self.turns[number - 1]
             if self.strict:
-                difference = first_difference(
-                    turn["request"], messages, names, over_http=self.over_http
-                )
-                if difference:
+                difference = self._difference(number, messages, names)
+                if difference and number > 1 and not self._difference(number - 1, messages, names):
+                    number -= 1  # the last answered request again: its reply broke, it is retried
+                    turn = self.turns[number - 1]
+                elif difference:
                     raise ReplayMismatch(
                         f"turn {number}: the request {REPLAY_MISMATCH}: {difference}"
                     )
-            self.answered = number
-        return number, turn
+            if fresh:  # the recording starts over now, whether or not this reply gets through
+                self.answered = 0
+                self.conversation += 1
+            return Claim(number, turn, self.conversation)
+
+    def _difference(self, number: int, messages: list, names: list) -> str | None:
+        return first_difference(
+            self.turns[number - 1]["request"],
+            messages,
+            names,
+            over_http=self.over_http,
+            canonical=self.canonical,
+        )
+
+    def use(self, claim: Claim) -> None:
+        """Use up a claimed turn: the reply to it has begun."""
+        with self._lock:
+            if claim.conversation == self.conversation:
+                self.answered = max(self.answered, claim.number)
+
+    def next_turn(self, messages: list, names: list) -> tuple[int, dict]:
+        """``(number, turn)`` for this request, used up at once; or ReplayMismatch."""
+        claim = self.claim(messages, names)
+        self.use(claim)
+        return claim.number, claim.turn
 
 
 class ReplayModel:

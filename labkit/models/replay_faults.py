@@ -3,8 +3,16 @@
 A lesson (and the safety tests) ask a replay server to misbehave as real servers do: drop
 the chunk that ends a reply, close or stall mid-stream, send an error or something that is
 not JSON, answer with an error status, answer late. :class:`Faults` says which, on which
-request; :func:`reply_plan` says what that means for one recorded turn. Every API's server
+turn; :func:`reply_plan` says what that means for one recorded turn. Every API's server
 applies them the same way (``replay_handler.py``).
+
+A fault fires as a real service fails: once (or ``times`` times in a row), on the first
+request for its turn in each conversation. A reply refused or broken before its first byte
+(an error status, a hang-up, a whole reply that never comes) uses up no turn, so the retry
+an official SDK makes (``openai`` and ``anthropic`` retry such failures twice, by default)
+gets the recorded reply, as it would from a service that failed once. A reply that has
+begun (a stream cut, stalled or broken after its status line) uses up its turn: no SDK
+retries it, and the loop sees the failure.
 """
 
 from __future__ import annotations
@@ -18,7 +26,9 @@ from ..harness.loop import positive_int
 class Faults:
     """Ways to break one reply on purpose. All are off by default.
 
-    ``turn``: the request (1 = the first) they apply to. ``drop_done``: leave out
+    ``turn``: the recorded turn (1 = the first) they apply to. ``times``: how many requests
+    for that turn, one after another, they break (each conversation anew; the next request
+    gets the recorded reply). ``drop_done``: leave out
     the chunk that ends the reply (Ollama's ``done`` chunk, OpenAI's ``finish_reason``
     chunk, Anthropic's ``message_stop``). ``close_after``: close the connection after
     N chunks. ``error_after``: after N chunks send an error the way the API reports
@@ -29,6 +39,7 @@ class Faults:
     """
 
     turn: int = 1
+    times: int = 1
     drop_done: bool = False
     close_after: int | None = None
     error_after: int | None = None
@@ -39,7 +50,8 @@ class Faults:
     error: str = "injected fault: the model runner stopped"
 
     def __post_init__(self):
-        positive_int(self.turn, "turn (requests count from 1)")
+        positive_int(self.turn, "turn (turns count from 1)")
+        positive_int(self.times, "times (how many requests in a row a fault breaks)")
         if not self.delay >= 0:
             raise ValueError(f"delay is in seconds, >= 0, got {self.delay!r}")
         cuts = [

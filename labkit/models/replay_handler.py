@@ -2,39 +2,46 @@
 and a recorded turn sent back as the API sends a reply.
 
 The guards against hostile requests answer with a 4xx JSON error and never a dropped
-connection: bodies are capped at :data:`MAX_BODY_BYTES` (413 beyond), a request must
-arrive within the server's ``request_timeout`` seconds (408), nesting is capped at
-:data:`MAX_DEPTH`, a body sent chunked or with conflicting lengths is refused; an
-unexpected error in a handler is answered with 500 and kept in ``ReplayServer.errors``.
+connection: a request's head and body must arrive within the server's ``request_timeout``
+seconds, counted from the connection's start, however slowly they trickle (408); the body
+is read and checked by ``request_body.py`` (size, nesting, JSON, Unicode) and then by the
+API's request-shape table; an unexpected error in a handler is answered with 500 and kept
+in ``ReplayServer.errors``.
+
+A recorded turn is used up only once its reply has begun (its status line is 200): a reply
+refused or broken before that leaves the turn for the client's retry (``replay_faults.py``).
+Every response carries the API's request id header when the API has one.
+
 What is the API's own (its routes, the shape of its requests, how a chunk is written, its
-error bodies) a subclass says: ``ollama_server.py``, ``openai_server.py``,
-``anthropic_server.py``.
+error bodies, which spellings of a request it treats as the same) a subclass says:
+``ollama_server.py``, ``openai_server.py``, ``anthropic_server.py``.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import re
+import secrets
 import socket
 import time
 from http.server import BaseHTTPRequestHandler
 
 from .replay import ReplayMismatch
-from .replay_faults import NO_FAULTS, reply_plan
+from .replay_faults import reply_plan
+from .request_body import (
+    MAX_BODY_BYTES,
+    MAX_DEPTH,
+    DeadlineReader,
+    LateRequest,
+    Refusal,
+    json_body,
+)
 from .request_shape import Shape, shape_problem
 
+__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "PREFIX", "Refusal", "ReplayHandler", "hang_up"]
+
 BATCH_BYTES = 64 * 1024  # unpaced replies go out in HTTP chunks of about this size
-MAX_BODY_BYTES = 16 * 2**20  # a request body beyond this gets 413 (the course's are < 1 MB)
-MAX_DEPTH = 64  # nesting a request body may have (the course's reach 8)
 PREFIX = "labkit replay server: "
-
-
-class Refusal(Exception):
-    """A request answered with an HTTP error: ``status`` and the text of its error."""
-
-    def __init__(self, status: int, error: str):
-        super().__init__(error)
-        self.status, self.error = status, error
 
 
 class ReplayHandler(BaseHTTPRequestHandler):
@@ -49,6 +56,13 @@ class ReplayHandler(BaseHTTPRequestHandler):
     positions, body)`` (a reply for a client that does not stream), ``model_key(name)``
     and ``default_model``; and routes requests from ``_get(head)`` (GET and HEAD) and
     ``do_POST`` as its API does, reading a chat request with ``read_chat``.
+
+    What it may set besides: ``canonical_messages(messages)`` (the spellings its API reads
+    alike, written one way, for strict comparison), ``streamed_chunks(turn)`` (the chunks to
+    stream for a recorded turn: a turn captured whole is cut into the API's chunks),
+    ``stream_line`` and ``stream_extra`` (what a request's options change in a stream, such
+    as a usage chunk), ``ping`` (the API's keep-alive event, for the server's ``pings``
+    option) and ``request_id_header``.
     Each reply ends its connection, so no idle keep-alive connection holds up shutdown.
     """
 
@@ -57,25 +71,36 @@ class ReplayHandler(BaseHTTPRequestHandler):
     stream_type = "application/octet-stream"
     stream_end = b""
     garbage = b"{not json\n"
+    ping = b""  # the API's keep-alive event (none: the server's pings option is refused)
+    request_id_header = ""  # the header a response's request id goes in (none: not sent)
     default_model = ""
     chat_request = Shape((dict,))
+    canonical_messages = None  # (messages) -> messages written one way, if the API has several
 
     @staticmethod
     def model_key(name: str) -> str:
         return name
+
+    @classmethod
+    def streamed_chunks(cls, turn: dict) -> list:
+        """The chunk entries a streamed reply to ``turn`` sends: the recorded ones."""
+        return turn["chunks"]
 
     @property
     def replay(self):
         """The ``ReplayServer`` this request came to."""
         return self.server.replay
 
-    @property
-    def timeout(self):  # applied to the socket while the request line and headers arrive
-        return self.server.replay.request_timeout
-
     def setup(self):
         self.answered = False
+        self.command, self.requestline = None, ""  # a 408 may come before a request line
+        self.request_id = "req_replay_" + secrets.token_hex(10)
         super().setup()
+        self.rfile.close()  # read through the deadline instead (closing frees the socket's copy)
+        self.reader = DeadlineReader(
+            self.connection, time.monotonic() + self.server.replay.request_timeout
+        )
+        self.rfile = io.BufferedReader(self.reader)
         self.server.replay.track(self.connection, True)
 
     def finish(self):
@@ -93,6 +118,14 @@ class ReplayHandler(BaseHTTPRequestHandler):
             super().handle_one_request()
         except Refusal as refusal:
             self.send_json_error(refusal.status, PREFIX + refusal.error)
+            self._discard_the_rest()
+        except LateRequest:
+            self.request_version = "HTTP/1.1"  # the request line may not have come whole
+            self.send_json_error(
+                408,
+                f"{PREFIX}the request's head did not arrive within "
+                f"{self.replay.request_timeout:g} s",
+            )
             self._discard_the_rest()
         except OSError:
             self.close_connection = True  # the client went away, or we are closing
@@ -117,6 +150,15 @@ class ReplayHandler(BaseHTTPRequestHandler):
     def send_response(self, code, message=None):
         self.answered = True
         super().send_response(code, message)
+        if self.request_id_header:
+            self.send_header(self.request_id_header, self.request_id)
+        if code == 429:  # when to try again: small, as the SDKs honour it (openai up to 120 s)
+            self.send_header("retry-after", "1")
+
+    def request_arrived(self) -> None:
+        """The whole request has been read: the reply may take as long as it takes."""
+        self.reader.deadline = None
+        self.connection.settimeout(None)
 
     def send_error(self, code, message=None, explain=None):
         """Errors http.server finds itself (bad request line, huge headers...), as JSON."""
@@ -129,9 +171,11 @@ class ReplayHandler(BaseHTTPRequestHandler):
         self.send_json_error(code, f"{PREFIX}{text}")
 
     def do_HEAD(self):
+        self.request_arrived()
         self._get(head=True)
 
     def do_GET(self):
+        self.request_arrived()
         self._get(head=False)
 
     def do_PUT(self):
@@ -144,56 +188,11 @@ class ReplayHandler(BaseHTTPRequestHandler):
         return self.path.split("?", 1)[0]
 
     def read_json(self):
-        """The request body as JSON, or a :class:`Refusal` that says what is wrong with it."""
-        if self.headers.get("Transfer-Encoding"):
-            raise Refusal(411, "send the request body with a Content-Length, not chunked")
-        lengths = set(self.headers.get_all("Content-Length") or [])
-        if len(lengths) > 1:
-            raise Refusal(400, "the request has conflicting Content-Length headers")
-        text = lengths.pop().strip() if lengths else "0"
-        if not re.fullmatch(r"[0-9]{1,20}", text):
-            raise Refusal(400, f"Content-Length {text[:40]!r} is not a number of bytes")
-        if int(text) > MAX_BODY_BYTES:
-            raise Refusal(
-                413,
-                f"the request body is {int(text):,} bytes; this server accepts "
-                f"at most {MAX_BODY_BYTES:,}",
-            )
-        data = self._read_exactly(int(text))
-        if not data.strip():
-            raise Refusal(400, "missing request body")
-        try:
-            body = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-        except RecursionError:
-            raise Refusal(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
-        except ValueError as exc:  # not UTF-8, not JSON, NaN or Infinity
-            raise Refusal(400, f"the request body is not JSON ({exc})") from None
-        if _depth_over(body, MAX_DEPTH):
-            raise Refusal(400, f"the request body nests deeper than {MAX_DEPTH} levels")
+        """The request body as JSON, or a :class:`Refusal` that says what is wrong with it;
+        once it is read, the reply may take as long as it takes."""
+        body = json_body(self.headers, self.rfile, self.replay.request_timeout)
+        self.request_arrived()
         return body
-
-    def _read_exactly(self, size: int) -> bytes:
-        deadline = time.monotonic() + self.replay.request_timeout
-        data = bytearray()
-        while len(data) < size:
-            left = deadline - time.monotonic()
-            try:
-                if left <= 0:
-                    raise TimeoutError
-                self.connection.settimeout(left)
-                piece = self.rfile.read1(min(size - len(data), 1 << 16))
-            except TimeoutError:
-                raise Refusal(
-                    408,
-                    f"the request body did not arrive within "
-                    f"{self.replay.request_timeout:g} s "
-                    f"({len(data):,} of {size:,} bytes came)",
-                ) from None
-            if not piece:
-                raise Refusal(400, f"the request body ended after {len(data):,} of {size:,} bytes")
-            data += piece
-        self.connection.settimeout(None)  # the reply may take as long as the recording says
-        return bytes(data)
 
     def read_chat(self) -> dict:
         """A chat request's body: kept in ``chat_requests`` as it arrived (the body only: a key
@@ -208,41 +207,50 @@ class ReplayHandler(BaseHTTPRequestHandler):
 
     def answer_turn(self, messages: list, names: list, body: dict, *, streamed: bool) -> None:
         """Answer a chat request from the next recorded turn: refuse a mismatch (strict
-        mode), apply the faults of this turn, then stream it or send it whole."""
+        mode), apply the faults of this turn, then stream it or send it whole. The turn is
+        used up only when the reply begins (a 200 status line): a reply refused or broken
+        before that leaves it for the client's retry."""
         replay = self.replay
         try:
-            number, turn = replay.cursor.next_turn(messages, names)
+            claim = replay.cursor.claim(messages, names)
         except ReplayMismatch as exc:
             replay.log(f"refused a chat request: {exc}")
             return self.send_json_error(400, f"{PREFIX}{exc}")
-        faults = replay.faults if number == replay.faults.turn else NO_FAULTS
+        number, turn = claim.number, claim.turn
+        faults = replay.faults_for(claim)
         if faults.delay and replay.wait(faults.delay):
             return
         if faults.status:
-            replay.log(f"turn {number}: answered HTTP {faults.status} (injected)")
+            replay.log(f"turn {number}: answered HTTP {faults.status} (injected; turn kept)")
             return self.send_json_error(faults.status, faults.error)
-        positions, ending, error = reply_plan(turn, faults, self.final)
+        entries = replay.streamed[number - 1] if streamed else turn["chunks"]
+        positions, ending, error = reply_plan({**turn, "chunks": entries}, faults, self.final)
         replay.log(
             f"turn {number}: {'streaming' if streamed else 'answering'} "
             f"{len(positions)} chunks ({ending})"
         )
         if ending == "error" and (not positions or not streamed):
             return self.send_json_error(500, error)  # an error before any output is a status
-        if streamed:
-            return self._stream(turn["chunks"], replay.lines[number - 1], positions, ending, error)
-        if ending == "stall":
-            replay.wait(None)
-        elif ending == "close":
+        if not streamed and ending in ("stall", "close"):  # nothing sent: the turn is kept
+            if ending == "stall":
+                replay.wait(None)
             self.close_connection = True
-            hang_up(self.connection)
-        elif ending == "garbage":
+            return hang_up(self.connection)
+        replay.cursor.use(claim)
+        if streamed:
+            recorded = replay.lines[number - 1]
+            lines = [self.stream_line(entries[i], recorded[i], body) for i in positions]
+            extra = self.stream_extra(turn, entries, positions, body) if ending == "end" else b""
+            return self._stream([entries[i]["at"] for i in positions], lines, extra, ending, error)
+        if ending == "garbage":
             self.send_body(200, self.garbage, "application/json; charset=utf-8")
         else:
             self.send_json(200, self.whole_reply(turn, positions, body))
 
-    def _stream(self, entries, lines, positions, ending, error) -> None:
-        """A streamed reply: the chosen chunks' bytes as recorded (at the recorded pace when the
-        server has a speed), then the ending the plan says."""
+    def _stream(self, times, lines, extra, ending, error) -> None:
+        """A streamed reply: the chosen chunks' bytes (at the recorded ``times`` when the
+        server has a speed; with a ping between every ``pings`` of them when it has that
+        option), then ``extra`` and the ending the plan says."""
         replay = self.replay
         self.close_connection = True
         self.send_response(200)
@@ -251,17 +259,22 @@ class ReplayHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         try:
+            if replay.pings:
+                lines = [
+                    (self.ping + line if count and count % replay.pings == 0 else line)
+                    for count, line in enumerate(lines)
+                ]
             if replay.speed:  # one HTTP chunk per line, at the recorded offsets
                 start = time.monotonic()
-                for index in positions:
-                    due = start + entries[index]["at"] / replay.speed
+                for at, line in zip(times, lines):
+                    due = start + at / replay.speed
                     if replay.wait(max(0.0, due - time.monotonic())):
                         raise ConnectionAbortedError("the server is closing")
-                    self._write_chunk(lines[index])
+                    self._write_chunk(line)
             else:
                 batch = bytearray()
-                for index in positions:
-                    batch += lines[index]
+                for line in lines:
+                    batch += line
                     if len(batch) >= BATCH_BYTES:
                         self._write_chunk(batch)
                         batch.clear()
@@ -270,7 +283,7 @@ class ReplayHandler(BaseHTTPRequestHandler):
             tail = {
                 "error": lambda: self.stream_error(error),
                 "garbage": lambda: self.garbage,
-                "end": lambda: self.stream_end,
+                "end": lambda: extra + self.stream_end,
             }.get(ending, lambda: b"")()
             if tail:
                 self._write_chunk(tail)
@@ -324,6 +337,16 @@ class ReplayHandler(BaseHTTPRequestHandler):
     def whole_reply(self, turn: dict, positions: list, body: dict) -> dict:
         raise NotImplementedError
 
+    def stream_line(self, entry: dict, line: bytes, body: dict) -> bytes:
+        """A streamed chunk's bytes as this request gets them: as recorded, unless an option
+        of the request changes them (``entry``: the chunk, ``line``: its recorded bytes)."""
+        return line
+
+    def stream_extra(self, turn: dict, entries: list, positions: list, body: dict) -> bytes:
+        """What a stream that ends cleanly sends after its chunks (``entries`` at
+        ``positions``, streamed for the recorded ``turn``), before ``stream_end``."""
+        return b""
+
     def _get(self, head: bool) -> None:
         raise NotImplementedError
 
@@ -336,27 +359,9 @@ class ReplayHandler(BaseHTTPRequestHandler):
         raise NotImplementedError
 
 
-def _depth_over(value, limit: int) -> bool:
-    """True when ``value`` nests deeper than ``limit`` (checked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend(
-                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
-            )
-    return False
-
-
 def hang_up(connection) -> None:
     """End a connection both ways (what is already closed stays closed)."""
     try:
         connection.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass  # already closed by the other side
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")

@@ -10,7 +10,10 @@ applies the :class:`~.replay_faults.Faults` that break one reply on purpose.
 Each request is handled by the handler of the recording's API (:data:`API_HANDLERS`):
 the guards every API shares are ``replay_handler.py``'s, what is each API's own is in
 ``ollama_server.py``, ``openai_server.py`` and ``anthropic_server.py``. A new API's server
-is one more handler module and one more line here.
+is one more handler module (its routes, its request-shape table, and the hooks
+``ReplayHandler`` names: what it reads alike, how a turn streams, its request id header)
+and one more line here; a turn used up only when its reply begins, faults that fire once,
+the deadline, pings and the backlog come with the base class.
 
 The server never pretends to be a model: each handler says, where its clients ask who
 they talk to, that it is the labkit replay server and which recording it serves, so a
@@ -31,7 +34,7 @@ from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from .anthropic_server import AnthropicHandler
 from .ollama_server import OllamaHandler
 from .openai_server import OpenAIHandler
-from .replay import RequestCursor
+from .replay import Claim, RequestCursor
 from .replay_faults import NO_FAULTS, Faults
 from .replay_handler import hang_up
 
@@ -40,6 +43,10 @@ API_HANDLERS = {"ollama": OllamaHandler, "openai": OpenAIHandler, "anthropic": A
 #: What the served models can do, unless told otherwise (Ollama's ``/api/show`` says it;
 #: without ``"tools"``, every API refuses a request that offers tools).
 CAPABILITIES = ("completion", "tools", "thinking")
+#: Connections the kernel holds, waiting to be accepted: a workshop's replay server may be
+#: asked by a whole class at once (socketserver's default of 5 made 100 connections opened
+#: back to back wait for SYN retries, 15 s in all).
+BACKLOG = 1024
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,8 @@ class ReplayServer:
     Chat requests get the recording's turns in order. A request with as many
     messages as the first recorded one begins a new conversation: the recording
     starts over, so one server can answer run after run. A refused request uses
-    up no turn. ``chat_requests`` keeps each chat request's JSON body as it arrived:
+    up no turn, nor does a reply that failed before its first byte (the client's retry
+    gets the same turn). ``chat_requests`` keeps each chat request's JSON body as it arrived:
     what the client really sent (never its headers, so never a key). ``errors``
     keeps any unexpected handler error.
 
@@ -73,6 +81,9 @@ class ReplayServer:
     protocol's default model and the model the recording names); any other name gets the
     API's 404.
     ``api_key``: the key a client must send (None: any key, or none).
+    ``pings``: in a streamed reply, send the API's keep-alive event (Anthropic's ``ping``)
+    before every ``pings``-th chunk after the first (0: none), as a real server may; only
+    for an API that has one.
     """
 
     def __init__(
@@ -89,20 +100,33 @@ class ReplayServer:
         request_timeout=REQUEST_TIMEOUT,
         faults: Faults = NO_FAULTS,
         api_key: str | None = None,
+        pings: int = 0,
     ):
         self.recording = served.recording
         self.turns = self.recording["turns"]
         self.handler = handler = handler or API_HANDLERS[served.wire_format]
-        self.cursor = RequestCursor(self.turns, strict=strict, restarts=True, over_http=True)
+        if isinstance(pings, bool) or not isinstance(pings, int) or pings < 0:
+            raise ValueError(f"pings counts chunks between pings: an int >= 0, not {pings!r}")
+        if pings and not handler.ping:
+            raise ValueError(f"the {served.wire_format} API has no keep-alive event to send")
+        self.cursor = RequestCursor(
+            self.turns,
+            strict=strict,
+            restarts=True,
+            over_http=True,
+            canonical=handler.canonical_messages,
+        )
         self.speed = speed
         self.faults = faults
+        self.pings = pings
+        self._fired = (0, 0)  # (conversation, how often the faults fired in it)
         self.capabilities = tuple(capabilities)
         self.request_timeout = request_timeout
         self.api_key = api_key
         self.log = log or (lambda line: None)
-        self.lines = [
-            [handler.chunk_bytes(entry) for entry in turn["chunks"]] for turn in self.turns
-        ]
+        #: what a streamed reply to each turn sends: its chunks, and their bytes
+        self.streamed = [handler.streamed_chunks(turn) for turn in self.turns]
+        self.lines = [[handler.chunk_bytes(entry) for entry in turn] for turn in self.streamed]
         self.chat_requests = []
         self.errors = []
         self.identity = {
@@ -150,6 +174,21 @@ class ReplayServer:
     def strict(self) -> bool:
         return self.cursor.strict
 
+    def faults_for(self, claim: Claim) -> Faults:
+        """The faults that break the reply to a claimed turn: the server's, on their turn, the
+        first ``times`` requests for it in each conversation; else none."""
+        faults = self.faults
+        if faults is NO_FAULTS or claim.number != faults.turn:
+            return NO_FAULTS
+        with self._lock:
+            conversation, fired = self._fired
+            if conversation != claim.conversation:
+                fired = 0
+            if fired >= faults.times:
+                return NO_FAULTS
+            self._fired = (claim.conversation, fired + 1)
+        return faults
+
     @property
     def open_connections(self) -> int:
         """How many client connections are open now (a closed stream leaves none)."""
@@ -195,6 +234,8 @@ class ReplayServer:
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = BACKLOG
+
     def handle_error(self, request, client_address):
         """An error that escaped a handler: keep it (never print a traceback and go on)."""
         error = sys.exc_info()[1]

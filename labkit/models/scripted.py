@@ -15,7 +15,11 @@ them, in the wire format it is asked for:
   ``message_stop``; each an ``event:``/``data:`` pair.
 
 Those two APIs stream no thinking unless asked for it, so their scripts leave it out:
-the three formats carry the same text and the same calls. The chunks say ``"model":
+the three formats carry the same text and the same calls. Anthropic's script can stream
+as a client that asks for extended thinking gets it (``thinking=True``: a ``thinking``
+block first, its reasoning in ``thinking_delta`` pieces, then its ``signature``), with the
+``ping`` Anthropic sends after ``message_start`` (``pings=True``) and ``message_delta``'s
+usage cumulative, input tokens included (``cumulative_usage=True``). The chunks say ``"model":
 "scripted"``: no model wrote them.
 
 The course's scripted recordings are made from these by ``labkit.recording.scenarios``
@@ -24,6 +28,7 @@ The course's scripted recordings are made from these by ``labkit.recording.scena
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -143,17 +148,40 @@ def openai_turn_chunks(turn: PlannedTurn, first_call: int = 1, number: int = 1) 
     return _timed(chunks)
 
 
+def scripted_signature(number: int) -> str:
+    """A thinking block's signature for turn ``number``: padded standard base64, as the APIs'
+    signatures are, fixed per turn (no key made it: the API would refuse it)."""
+    seed = hashlib.sha256(f"labkit scripted thinking signature {number}".encode()).digest()
+    return base64.b64encode(seed * 3).decode()
+
+
 def anthropic_turn_chunks(
-    turn: PlannedTurn, first_call: int = 1, number: int = 1, *, input_tokens: int = 600
+    turn: PlannedTurn,
+    first_call: int = 1,
+    number: int = 1,
+    *,
+    input_tokens: int = 600,
+    thinking: bool = False,
+    pings: bool = False,
+    cumulative_usage: bool = False,
 ) -> list:
-    """The ``(at, event)`` pairs Anthropic's Messages API would stream for a planned turn."""
+    """The ``(at, event)`` pairs Anthropic's Messages API would stream for a planned turn
+    (the options: see the module's description)."""
     events = [
         anthropic_start(
             message_id=scripted_id("msg_01", f"anthropic message {number}", 22),
             input_tokens=input_tokens,
         )
     ]
+    if pings:
+        events.append({"type": "ping"})
     block = 0
+    if thinking and turn.thinking:
+        events.append(anthropic_block(block, {"type": "thinking", "thinking": "", "signature": ""}))
+        events += [anthropic_delta(block, thinking=piece) for piece in fragments(turn.thinking)]
+        events.append(anthropic_delta(block, signature=scripted_signature(number)))
+        events.append(anthropic_stop(block))
+        block += 1
     if turn.content:
         events.append(anthropic_block(block, {"type": "text", "text": ""}))
         events += [anthropic_delta(block, text=piece) for piece in fragments(turn.content)]
@@ -177,7 +205,9 @@ def anthropic_turn_chunks(
     ended = {"stop": "tool_use" if turn.tool_calls else "end_turn", "length": "max_tokens"}.get(
         turn.done_reason, turn.done_reason
     )
-    events += anthropic_end(ended, output_tokens=len(events))
+    events += anthropic_end(
+        ended, output_tokens=len(events), input_tokens=input_tokens if cumulative_usage else None
+    )
     return _timed(events)
 
 
@@ -190,7 +220,8 @@ def _timed(chunks: list) -> list:
 
 
 #: How each wire format streams a planned turn, and writes a chunk on the wire.
-#: Each takes ``(turn, prompt_tokens, first_call, number)``; OpenAI's stream carries no usage.
+#: Each takes ``(turn, prompt_tokens, first_call, number, **options)``; OpenAI's stream
+#: carries no usage; only Anthropic's takes options.
 STREAMS = {
     "ollama": (lambda turn, tokens, first, number: turn_chunks(turn, tokens, first), ollama_line),
     "openai": (
@@ -198,8 +229,8 @@ STREAMS = {
         openai_event,
     ),
     "anthropic": (
-        lambda turn, tokens, first, number: anthropic_turn_chunks(
-            turn, first, number, input_tokens=tokens
+        lambda turn, tokens, first, number, **options: anthropic_turn_chunks(
+            turn, first, number, input_tokens=tokens, **options
         ),
         anthropic_event,
     ),
@@ -213,10 +244,11 @@ class ScriptedChat:
     It keeps a virtual clock, advanced to each chunk's planned arrival time, so a
     recording of it holds the planned times rather than this machine's speed.
     ``prompt_tokens(messages, tool_schemas)``, if given, writes each final chunk's
-    ``prompt_eval_count``; without it every request says 600.
+    ``prompt_eval_count``; without it every request says 600. ``options``: how the
+    format's stream is written (Anthropic's: ``thinking``, ``pings``, ``cumulative_usage``).
     """
 
-    def __init__(self, turns, wire_format: str = "ollama", *, prompt_tokens=None):
+    def __init__(self, turns, wire_format: str = "ollama", *, prompt_tokens=None, options=None):
         if wire_format not in STREAMS:
             raise ValueError(
                 f"unknown wire format {wire_format!r}; the formats are {sorted(STREAMS)}"
@@ -228,6 +260,7 @@ class ScriptedChat:
             starts.append(starts[-1] + len(turn.tool_calls))
         self.planned = list(zip(turns, starts))
         self.prompt_tokens = prompt_tokens
+        self.options = dict(options or {})
         self.now = 0.0
         self.requests = 0
 
@@ -242,7 +275,7 @@ class ScriptedChat:
         turn, first_call = self.planned[self.requests]
         self.requests += 1
         tokens = 600 if self.prompt_tokens is None else self.prompt_tokens(messages, tool_schemas)
-        return self._stream(self.stream(turn, tokens, first_call, self.requests))
+        return self._stream(self.stream(turn, tokens, first_call, self.requests, **self.options))
 
     def _stream(self, planned):
         start = self.now

@@ -52,6 +52,7 @@ class EventReader:
     def __init__(self, copy):
         self.copy = copy
         self.pending = []  # the lines of the event being read
+        self.pings = []  # the text of each ping passed and not yet taken (``take_pings``)
 
     def next_event(self) -> str | None:
         """The text of the next event that carries a chunk, or None if none is complete.
@@ -67,9 +68,25 @@ class EventReader:
             if line.startswith("data:"):
                 text, self.pending = "\n".join(self.pending), []
                 name, data = event_fields(text)
-                if data.strip() and data != "[DONE]" and name != "ping":
+                if name == "ping":
+                    self.pings.append(text)
+                elif data.strip() and data != "[DONE]":
                     return text
         return None
+
+    def take_pings(self) -> list[str]:
+        """The pings passed since the last call, in order."""
+        pings, self.pings = self.pings, []
+        return pings
+
+
+def ping_of(event: str) -> dict:
+    """A ping event's chunk: its JSON (``{"type": "ping"}``), whatever its data holds."""
+    try:
+        chunk = json.loads(event_fields(event)[1])
+    except ValueError:
+        chunk = None
+    return chunk if isinstance(chunk, dict) and chunk.get("type") == "ping" else {"type": "ping"}
 
 
 def chunk_of(event: str | None, part) -> dict:

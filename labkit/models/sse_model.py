@@ -36,7 +36,7 @@ from .line_tap import LineTap
 from .provenance import RECORDER, replayed_provenance, timestamp
 from .providers import PROVIDERS
 from .sdk_model import SDKModel
-from .sse import EventReader, chunk_of
+from .sse import EventReader, chunk_of, ping_of
 
 NO_KEY = "no-key-needed"  # sent to a server of your own when no key is set (it ignores it)
 
@@ -125,7 +125,18 @@ class SSEModel(SDKModel):
         return (self.sdk.APIError,)
 
     def _pairs(self, stream):
-        for part, event in self.tap.pairs(stream, lambda copy: EventReader(copy).next_event):
+        """Each chunk the SDK yields with its event's text; before it, each ``ping`` the SDK
+        dropped (``{"type": "ping"}`` with its text), so a capture keeps what came, and a
+        replay hands the loop the same chunks (its assembler ignores pings)."""
+        readers = []
+
+        def reader(copy):
+            readers.append(EventReader(copy))
+            return readers[0].next_event
+
+        for part, event in self.tap.pairs(stream, reader):
+            for ping in readers[0].take_pings() if readers else ():
+                yield ping_of(ping), ping
             yield chunk_of(event, part), event
 
     def failure(self, exc, received: int = 0) -> ProviderError:

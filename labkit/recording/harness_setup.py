@@ -10,8 +10,10 @@ budget. So a recording that used more than the course's three tools keeps a
                            "tools": {"read_file": "allow"}, "default": "ask"},
                 "budget": {"max_chars": 6000, "keep_last": 1}}
 
-A person's answers to the gate are not repeated here: the recorded ``permission``
-events hold every decision, and the replay gives the same answers in the same order.
+A budget of a conversation in another wire format than Ollama's also keeps its
+``"wire_format"``. A person's answers to the gate are not repeated here: the recorded
+``permission`` events hold every decision, and the replay gives the same answers in the
+same order.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def harness_setup(tools: str = "repo", gate=None, budget=None) -> dict:
         }
     if budget is not None:
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
+        if getattr(budget, "wire_format", "ollama") != "ollama":
+            setup["budget"]["wire_format"] = budget.wire_format
     return setup
 
 
@@ -68,8 +72,10 @@ def replay_harness(recording: dict) -> dict:
         answers = recorded_answers(recording)
         policy = policy_from(setup["policy"])
         pieces["gate"] = Gate(policy, Answers(answers))
-    if "budget" in setup:
-        pieces["budget"] = Budget(**setup["budget"])
+    if "budget" in setup:  # it measures in the recording's wire format unless it says
+        pieces["budget"] = Budget(
+            **{"wire_format": recording.get("wire_format", "ollama"), **setup["budget"]}
+        )
     return pieces
 
 

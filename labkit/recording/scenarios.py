@@ -11,7 +11,6 @@ its planned turns in the scenario's wire format. The recordings say ``"source":
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from ..harness.budget import Budget
@@ -20,6 +19,7 @@ from ..harness.loop import MAX_TURNS
 from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SHELL_TASK
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
+from ..models.usage import estimated_tokens
 from ..settings import RECORDINGS_DIR
 from .attempt import run_attempt
 from .files import save_recording
@@ -206,12 +206,6 @@ BUDGETED = [
 BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
 
 
-def estimated_tokens(messages, tool_schemas) -> int:
-    """A stand-in for a server's prompt token count: one token per four characters of the
-    request as JSON. Only scripted runs use it; a live recording holds the server's count."""
-    return len(json.dumps([messages, tool_schemas])) // 4
-
-
 @dataclass(frozen=True)
 class Scenario:
     """One scripted recording: the planned turns and the harness they run against."""
@@ -226,6 +220,7 @@ class Scenario:
     budget: int | None = None  # characters, for a Budget(budget, keep_last=1)
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
     wire_format: str = "ollama"
+    stream_options: tuple = ()  # how the format's stream is written: ScriptedChat's options
 
 
 SCENARIOS = {
@@ -266,6 +261,15 @@ SCENARIOS = {
         "the five-turn repair, streamed as Anthropic's Messages API streams it",
         wire_format="anthropic",
     ),
+    "repair_anthropic_thinking": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as Anthropic's Messages API streams it to a client "
+        "that asks for extended thinking: each reply opens with a signed thinking block, "
+        "which must go back unchanged in the next request; a ping after message_start; "
+        "message_delta's usage cumulative, input tokens included",
+        wire_format="anthropic",
+        stream_options=(("thinking", True), ("pings", True), ("cumulative_usage", True)),
+    ),
 }
 
 
@@ -276,6 +280,7 @@ def scripted_recording(name: str) -> dict:
         scenario.turns,
         scenario.wire_format,
         prompt_tokens=estimated_tokens if scenario.estimate_tokens else None,
+        options=dict(scenario.stream_options),
     )
     provenance = {
         "source": "scripted",
@@ -292,7 +297,7 @@ def scripted_recording(name: str) -> dict:
             "of the request as JSON), not counted by a model server"
         )
     gate = Gate(scenario.policy, Answers(scenario.answers)) if scenario.policy else None
-    budget = Budget(scenario.budget) if scenario.budget else None
+    budget = Budget(scenario.budget, wire_format=scenario.wire_format) if scenario.budget else None
     recording, _ = run_attempt(
         chat,
         provenance=provenance,

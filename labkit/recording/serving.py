@@ -32,6 +32,7 @@ def serve_recording(
     capabilities=CAPABILITIES,
     request_timeout: float = SERVER_REQUEST_TIMEOUT,
     api_key: str | None = None,
+    pings: int = 0,
     **faults,
 ) -> ReplayServer:
     """Start serving ``recording`` (a dict, or the path or name of a recording file) on
@@ -44,7 +45,9 @@ def serve_recording(
     :class:`ReplayServer`); ``capabilities``: what the models can do (without
     ``"tools"``, a request offering tools is refused as the API refuses it).
     ``api_key``: the key an OpenAI or Anthropic client must send (None: any).
-    ``faults``: see :class:`~labkit.models.replay_faults.Faults`.
+    ``pings``: send Anthropic's ``ping`` event before every ``pings``-th streamed chunk.
+    ``faults``: see :class:`~labkit.models.replay_faults.Faults`; a fault fires on the first
+    request for its turn (``times`` requests), and the client's retry gets the recording.
     """
     return ReplayServer(
         served(recording),
@@ -56,6 +59,7 @@ def serve_recording(
         capabilities=capabilities,
         request_timeout=request_timeout,
         api_key=api_key,
+        pings=pings,
         faults=Faults.from_keywords(faults),
     )
 

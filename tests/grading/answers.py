@@ -1065,8 +1065,10 @@ def $name(command):
                 or words == ["git", "status"]:
             return "allow"
         return "ask"
-    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
-        script = command[2]
+    if command[:1] and command[0] in SHELLS:
+        if command[1:2] != ["-c"]:
+            return "deny"
+        script = command[2] if len(command) > 2 else ""
         parts = re.split("[" + re.escape(SEPARATORS) + "]", script)
         found = [one(part.split()) for part in parts if part.strip()]
         if not found:
@@ -1233,9 +1235,28 @@ def $name(command):
             ),
             Answer(
                 "takes the third word as a script whatever the second",
-                _VERDICT.replace(' and command[1] == "-c"', ""),
-                "returned 'deny', but the team's rules give 'ask'",
-                hint="rule 2 needs the second word to be -c",
+                _VERDICT.replace(
+                    """        if command[1:2] != ["-c"]:
+            return "deny"
+""",
+                    "",
+                ),
+                "returned 'allow', but the team's rules give 'deny'",
+                hint="only a shell whose second word is -c is given its script",
+                hidden=True,
+            ),
+            Answer(
+                "judges a shell not given -c by its words",
+                _VERDICT.replace(
+                    """        if command[1:2] != ["-c"]:
+            return "deny"
+""",
+                    """        if command[1:2] != ["-c"]:
+            return one(list(command))
+""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="reads its script from a file or its input",
                 hidden=True,
             ),
             Answer(

@@ -131,7 +131,7 @@ def test_joined_input_that_is_not_a_json_object_makes_a_clean_turn_malformed(pie
             "message_stop arrived while content block 0 was still open",
         ),
         ([START, text(0), stop(0), text(0)], "index 0, not the number of a new block"),
-        ([START, block(0, {"type": "thinking", "thinking": ""})], "a 'thinking' block"),
+        ([START, block(0, {"type": "server_tool_use", "id": "s"})], "a 'server_tool_use' block"),
         ([START, block(0, {"type": "tool_use", "name": "read_file", "input": {}})], "has no 'id'"),
         (
             [START, {"type": "error", "error": {"type": "overloaded_error"}}],
@@ -160,6 +160,57 @@ def test_pings_and_event_types_it_does_not_know_carry_nothing():
         ]
     )
     assert (turn.problem, turn.text) == (None, "ok")
+
+
+def test_a_ping_before_message_start_or_after_message_stop_carries_nothing_either():
+    """Issue 29, item 12: a ping before message_start stopped the run as malformed."""
+    events = [START, text(0), delta(0, text="ok"), stop(0), *end("end_turn")]
+    for extra in ({"type": "ping"}, {"type": "future_event"}):
+        for place in (0, len(events)):
+            turn, _ = assemble(events[:place] + [extra] + events[place:])
+            assert (turn.problem, turn.unfinished, turn.text) == (None, None, "ok"), place
+
+
+def test_thinking_blocks_are_kept_in_place_with_their_signature_to_go_back_unchanged():
+    thinking = block(0, {"type": "thinking", "thinking": "", "signature": ""})
+    redacted = block(1, {"type": "redacted_thinking", "data": "EncRYpTeD=="})
+    turn, texts = assemble(
+        [
+            START,
+            thinking,
+            delta(0, thinking="First I "),
+            delta(0, thinking="read the file."),
+            delta(0, signature="c2lnbmF0"),
+            delta(0, signature="dXJl"),
+            stop(0),
+            redacted,
+            stop(1),
+            tool(2),
+            delta(2, partial_json='{"path": "x"}'),
+            stop(2),
+            *end("tool_use"),
+        ]
+    )
+    assert (turn.problem, turn.unfinished, turn.text, "".join(texts)) == (None, None, "", "")
+    assert turn.message["content"][:2] == [
+        {"type": "thinking", "thinking": "First I read the file.", "signature": "c2lnbmF0dXJl"},
+        {"type": "redacted_thinking", "data": "EncRYpTeD=="},
+    ]
+    assert [tuple(c) for c in turn.calls] == [("toolu_a", "read_file", {"path": "x"})]
+
+
+@pytest.mark.parametrize(
+    "events, problem",
+    [
+        ([block(0, {"type": "redacted_thinking"})], "redacted_thinking block 0 has no 'data'"),
+        ([block(0, {"type": "thinking", "thinking": 5})], "its thinking is a number"),
+        ([text(0), delta(0, signature="x")], "a 'signature_delta' delta for text block 0"),
+        ([block(0, {"type": "thinking"}), delta(0, text="x")], "a 'text_delta' delta for thinking"),
+    ],
+)
+def test_a_thinking_block_that_breaks_the_format_is_named(events, problem):
+    turn, _ = assemble([START, *events])
+    assert problem in turn.problem, turn.problem
 
 
 def test_empty_text_blocks_are_left_out_of_the_message_the_api_would_refuse_them():

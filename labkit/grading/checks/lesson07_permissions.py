@@ -29,8 +29,10 @@ SPECIAL = set("$`<>*?[{~'\"\\")
 
 def team_verdict(command: list) -> str:
     """The reference: the team's rules, as lesson 07 states them."""
-    if len(command) >= 3 and command[0] in SHELLS and command[1] == "-c":
-        script = command[2]
+    if command[:1] and command[0] in SHELLS:
+        if command[1:2] != ["-c"]:
+            return "deny"  # its script comes from a file or its input: no one sees it
+        script = command[2] if len(command) > 2 else ""
         verdicts = [
             _one_command(piece.split()) for piece in SEPARATORS.split(script) if piece.split()
         ]
@@ -132,10 +134,10 @@ HIDDEN_POLICY_CASES = [
     ("a shell with no script", ["sh", "-c"], "no script, no allowed command: ask"),
     # each rule broken alone gets a case of its own
     (
-        "a shell whose second word is not -c",
-        ["bash", "-x", "rm -rf ."],
-        "rule 2 needs the second word to be -c: otherwise it is one command, and no rule "
-        "names bash",
+        "a shell not given its script with -c",
+        ["bash", "-x", "git status"],
+        "a shell whose second word is not -c reads its script from a file or its input, which "
+        "no one sees: deny, whatever the words after it",
     ),
     ("a script ending in ';'", ["sh", "-c", "git status;"], "an empty piece is no command"),
     (
@@ -208,7 +210,7 @@ def _policy_problem(got, case, outcome):
 
 
 def _is_script(command: list) -> bool:
-    return len(command) >= 3 and command[0] in SHELLS and command[1] == "-c"
+    return len(command) >= 3 and command[0] in SHELLS and command[1] == "-c"  # a script to read
 
 
 def _pieces(script: str) -> list:
@@ -248,6 +250,12 @@ def _dash_c_not_checked(command: list):
     return None
 
 
+def _unseen_script_judged_as_words(command: list):
+    if command[:1] and command[0] in SHELLS and command[1:2] != ["-c"]:
+        return _one_command(command)
+    return None
+
+
 def _empty_pieces_judged(command: list):
     if not _is_script(command):
         return None
@@ -273,7 +281,13 @@ _MISTAKES = [
     ),
     (
         _dash_c_not_checked,
-        "rule 2 needs the second word to be -c: otherwise the call is one command (rule 1)",
+        "rule 2: only a shell whose second word is -c is given its script; any other second "
+        "word means it reads a script no one sees: deny",
+    ),
+    (
+        _unseen_script_judged_as_words,
+        "rule 2: a shell whose second word is not -c reads its script from a file or its "
+        "input, which no one sees in advance: deny",
     ),
     (
         _first_command_only,

@@ -5,7 +5,10 @@ is one module here giving a :class:`~labkit.harness.contracts.WireFormat` named 
 
 - ``assembler()``: a fresh assembler that folds the reply's chunks, one at a time, into a
   :class:`~.turn.Turn` (``turn.py``: the turn, and the rules every assembler shares);
-- ``tool_results(calls, results)``: the messages that carry a turn's results back.
+- ``tool_results(calls, results)``: the messages that carry a turn's results back;
+- ``sizes``, ``calls_in``, ``results_in``, ``with_results``: where its messages keep text,
+  calls and results, so the conversation can be measured, checked and compacted
+  (``conversation.py``, ``budget.py``) in any format (``messages.py``).
 
 What differs, side by side (``ollama.py``, ``openai.py``, ``anthropic.py``):
 
@@ -40,10 +43,15 @@ OLLAMA, OPENAI, ANTHROPIC = FORMATS["ollama"], FORMATS["openai"], FORMATS["anthr
 def format_of(chat: object) -> WireFormat:
     """The wire format ``chat`` speaks: its ``wire_format`` (a format or a name), else Ollama's."""
     chosen = getattr(chat, "wire_format", None)
-    if chosen is None:
-        return OLLAMA
-    if isinstance(chosen, str):
-        if chosen not in FORMATS:
-            raise ValueError(f"unknown wire format {chosen!r}; the formats are {sorted(FORMATS)}")
-        return FORMATS[chosen]
-    return chosen
+    return OLLAMA if chosen is None else named(chosen)
+
+
+def named(wire_format: str | WireFormat) -> WireFormat:
+    """The wire format ``wire_format`` names (or is); a ``ValueError`` for an unknown name."""
+    if isinstance(wire_format, str):
+        if wire_format not in FORMATS:
+            raise ValueError(
+                f"unknown wire format {wire_format!r}; the formats are {sorted(FORMATS)}"
+            )
+        return FORMATS[wire_format]
+    return wire_format

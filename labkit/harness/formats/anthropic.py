@@ -3,9 +3,11 @@
 
 A streamed reply is a series of events, one per server-sent event, each naming its
 ``type``: ``message_start`` first; then, per content block, ``content_block_start`` (a
-``text`` block, or a ``tool_use`` block with the call's ``id`` and ``name``),
-``content_block_delta`` events (``text_delta`` with ``text``, or ``input_json_delta`` with
-``partial_json``, a fragment of the call's input as JSON text) and ``content_block_stop``;
+``text`` block, a ``tool_use`` block with the call's ``id`` and ``name``, or the model's
+reasoning: a ``thinking`` block, or a ``redacted_thinking`` block holding it encrypted),
+``content_block_delta`` events (``text_delta`` with ``text``, ``input_json_delta`` with
+``partial_json``, a fragment of the call's input as JSON text, ``thinking_delta`` and
+``signature_delta``) and ``content_block_stop``;
 then ``message_delta``, whose ``delta.stop_reason`` says why the reply ended, and
 ``message_stop``. ``ping`` events, and event types this harness does not know, carry
 nothing for the turn: Anthropic says new ones may be added.
@@ -15,9 +17,13 @@ The reply is complete at ``message_stop``, with a ``stop_reason`` of ``"tool_use
 as Ollama's ``done_reason: "length"`` is. Only then is each tool's ``partial_json`` joined
 and parsed (when none came, the input is the one its block started with, ``{}``).
 
-The assistant message keeps the content blocks (empty text blocks left out: the API
-refuses them). The results of one turn go back together, as one ``user`` message whose
-content is a list of ``tool_result`` blocks, each naming its call's ``tool_use_id``.
+The assistant message keeps the content blocks in their order (empty text blocks left out:
+the API refuses them). A ``thinking`` block keeps its ``signature`` and a ``redacted_thinking``
+block its ``data``, unchanged: the API checks that they come back as they were sent when a
+tool call follows them, and refuses the next request otherwise. The results of one turn go
+back together, as one ``user`` message whose content is a list of ``tool_result`` blocks,
+each naming its call's ``tool_use_id``.
+
 Linear in the stream's length: fragments are kept in lists and joined once.
 """
 
@@ -26,9 +32,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..contracts import Chunk, Message, ToolCall, Turn
+from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need, parse_arguments
+from .messages import text_length, text_of
 
 CLEAN_ENDS = ("tool_use", "end_turn")
 #: The events that make up a message; any other type (``ping``, and types added after this
@@ -43,18 +50,36 @@ MESSAGE_EVENTS = (
 )
 
 #: The field that carries a delta's piece, by the block's type and the delta's.
-DELTA_FIELDS = {("text", "text_delta"): "text", ("tool_use", "input_json_delta"): "partial_json"}
+DELTA_FIELDS = {
+    ("text", "text_delta"): "text",
+    ("tool_use", "input_json_delta"): "partial_json",
+    ("thinking", "thinking_delta"): "thinking",
+    ("thinking", "signature_delta"): "signature",
+}
 
 
 @dataclass
 class BlockSoFar:
-    """One content block as its deltas arrive: text pieces, or a tool's input in JSON pieces."""
+    """One content block as its deltas arrive: text pieces, a tool's input in JSON pieces, or
+    the model's reasoning in pieces with its signature's pieces."""
 
-    type: str  # "text" or "tool_use"
+    type: str  # "text", "tool_use", "thinking" or "redacted_thinking"
     id: str | None = None
     name: str | None = None
     start_input: dict | None = None  # a tool_use block's input as it started (``{}``)
     parts: list = field(default_factory=list)
+    signature: list = field(default_factory=list)  # a thinking block's signature, in pieces
+    data: str | None = None  # a redacted_thinking block's encrypted reasoning
+
+    def content(self, joined: str, arguments=None) -> dict:
+        """The block as the assistant message keeps it (``joined``: its pieces, joined)."""
+        if self.type == "text":
+            return {"type": "text", "text": joined}
+        if self.type == "thinking":
+            return {"type": "thinking", "thinking": joined, "signature": "".join(self.signature)}
+        if self.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": arguments}
 
 
 class AnthropicAssembler(ChunkAssembler):
@@ -140,10 +165,20 @@ class AnthropicAssembler(ChunkAssembler):
             f"content_block_start has index {index!r}, not the number of a new block",
         )
         need(isinstance(block, dict), f"block {index}: 'content_block' is {kind(block)}")
-        if block.get("type") == "text":
-            text = block.get("text") or ""
-            need(isinstance(text, str), f"block {index}: its text is {kind(text)}")
-            self.blocks[index] = BlockSoFar("text", parts=[text] if text else [])
+        if block.get("type") in ("text", "thinking"):
+            block_type = block["type"]
+            text, signature = block.get(block_type) or "", block.get("signature") or ""
+            need(isinstance(text, str), f"block {index}: its {block_type} is {kind(text)}")
+            need(isinstance(signature, str), f"block {index}: its signature is {kind(signature)}")
+            self.blocks[index] = BlockSoFar(
+                block_type, parts=[text] if text else [], signature=[signature] if signature else []
+            )
+            text = text if block_type == "text" else ""
+        elif block.get("type") == "redacted_thinking":
+            data = block.get("data")
+            need(isinstance(data, str) and data, f"redacted_thinking block {index} has no 'data'")
+            self.blocks[index] = BlockSoFar("redacted_thinking", data=data)
+            text = ""
         elif block.get("type") == "tool_use":
             call_id, name, start = block.get("id"), block.get("name"), block.get("input", {})
             need(isinstance(call_id, str) and call_id, f"tool_use block {index} has no 'id'")
@@ -160,7 +195,7 @@ class AnthropicAssembler(ChunkAssembler):
         else:
             raise Malformed(
                 f"block {index} is a {block.get('type')!r} block; this harness "
-                "assembles 'text' and 'tool_use' blocks"
+                "assembles 'text', 'tool_use', 'thinking' and 'redacted_thinking' blocks"
             )
         self.open.add(index)
         return text
@@ -178,7 +213,7 @@ class AnthropicAssembler(ChunkAssembler):
         piece = delta.get(field_)
         need(isinstance(piece, str), f"block {index}: delta.{field_} is {kind(piece)}, not text")
         if piece:
-            block.parts.append(piece)
+            (block.signature if field_ == "signature" else block.parts).append(piece)
         return piece if block.type == "text" else ""
 
     def calls_so_far(self) -> list[tuple[str, str, str]]:
@@ -211,16 +246,14 @@ class AnthropicAssembler(ChunkAssembler):
         content, calls = [], []
         try:
             for index, block, joined in blocks:
-                if block.type == "text":
-                    if joined:
-                        content.append({"type": "text", "text": joined})
+                if block.type != "tool_use":
+                    if joined or block.type != "text":
+                        content.append(block.content(joined))
                     continue
                 arguments = block.start_input
                 if complete and joined:  # now the JSON text is whole
                     arguments = parse_arguments(joined, f"tool_use block {index} ({block.name!r})")
-                content.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
-                )
+                content.append(block.content(joined, arguments))
                 calls.append(ToolCall(block.id, block.name, arguments))
         except Malformed as exc:
             problem = f"at the end of the reply: {exc}"
@@ -260,6 +293,55 @@ class Anthropic:
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [tool_results_message(calls, results)] if calls else []
+
+    # A message's content is a string or a list of blocks: text under its role, a
+    # ``tool_use`` block's name and input as a call, a ``tool_result`` block's content as a
+    # result, a ``thinking`` block as thinking; any other block counts as its JSON.
+
+    def sizes(self, message: Message) -> dict[str, int]:
+        role, content = message.get("role"), message.get("content")
+        sizes = {role: 0, "thinking": 0, "tool_calls": 0, "tool": 0}
+        for block in content if isinstance(content, list) else [content]:
+            kind_ = block.get("type") if isinstance(block, dict) else None
+            if kind_ == "tool_use":
+                call = {"name": block.get("name"), "input": block.get("input")}
+                sizes["tool_calls"] += len(json.dumps(call, default=str))
+            elif kind_ == "tool_result":
+                sizes["tool"] += text_length(block.get("content"))
+            elif kind_ == "thinking":
+                sizes["thinking"] += len(block.get("thinking") or "")
+            else:
+                sizes[role] += text_length([block] if isinstance(block, dict) else block)
+        return sizes
+
+    def calls_in(self, message: Message) -> list[CallRef]:
+        if message.get("role") != "assistant":
+            return []
+        return [
+            CallRef(block.get("id"), block.get("name")) for block in _blocks(message, "tool_use")
+        ]
+
+    def results_in(self, message: Message) -> list[ResultRef]:
+        return [
+            ResultRef(block.get("tool_use_id"), None, text_of(block.get("content")))
+            for block in _blocks(message, "tool_result")
+        ]
+
+    def with_results(self, message: Message, contents: list[str]) -> Message:
+        given, content = iter(contents), []
+        for block in message.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block = {**block, "content": next(given, block.get("content"))}
+            content.append(block)
+        return {**message, "content": content}
+
+
+def _blocks(message: Message, kind_: str) -> list[dict]:
+    """The content blocks of ``kind_`` a message holds, in order."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict) and block.get("type") == kind_]
 
 
 FORMAT = Anthropic()

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from ..contracts import Chunk, Message, ToolCall, Turn
 from ..frozen import FrozenDict, FrozenList, TooDeep, freeze
 from .assembly import MAX_ARGUMENT_DEPTH, kind
+from .messages import ToolMessages
 
 
 class OllamaAssembler:
@@ -137,7 +138,7 @@ def tool_message(name: str, result: object) -> Message:
     return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
 
 
-class Ollama:
+class Ollama(ToolMessages):
     """Ollama's ``/api/chat``: NDJSON chunks, tool calls whole, ``done`` on the last chunk;
     each result goes back as its own ``tool`` message naming the tool."""
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from ..contracts import Chunk, Message, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, kind, need, parse_arguments
+from .messages import ToolMessages
 
 CLEAN_ENDS = ("tool_calls", "stop")
 
@@ -205,7 +206,7 @@ class OpenAIAssembler(ChunkAssembler):
         )
 
 
-class OpenAI:
+class OpenAI(ToolMessages):
     """OpenAI Chat Completions (and every server that speaks it): server-sent events, tool
     calls in fragments by ``index``, ``finish_reason`` on the last choice delta; each result
     goes back as its own ``tool`` message naming the call's ``tool_call_id``."""
