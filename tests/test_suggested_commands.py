@@ -75,7 +75,7 @@ def message_commands() -> set:
                 continue
             for span in re.findall(r"`([^`\n]+)`", text):
                 found |= _commands(span.strip())
-            if re.match(r"python -m labkit \w", text):
+            if "python -m labkit " in text and COMMAND.fullmatch(text.strip()):
                 found |= _commands(text.strip())
     return found
 
