@@ -5,7 +5,8 @@
   dispatches complete tool calls to ``RepoTools`` and decides when to stop; the
   independent check says whether the sample's tests pass. Standard library only.
 - ``labkit.models``: where replies come from: a live Ollama (``OllamaModel``), any
-  OpenAI-compatible server (``OpenAIModel``), Anthropic (``AnthropicModel``), a recording
+  OpenAI-compatible server (``OpenAIModel``), Anthropic (``AnthropicModel``), any server of
+  OpenAI's Responses API (``ResponsesModel``), Gemini (``GeminiModel``), a recording
   replayed in process (``ReplayModel``) or over HTTP (a replay server, which
   ``serve_recording`` starts), or a script.
 - ``labkit.recording``: an attempt captured whole, saved, loaded, replayed and served.
@@ -87,7 +88,9 @@ from .recording import (
 
 __all__ = [
     "AnthropicModel",
+    "GeminiModel",
     "OpenAIModel",
+    "ResponsesModel",
     "ProviderError",
     "EVENT_TYPES",
     "MAX_TURNS",
@@ -173,6 +176,8 @@ _ON_FIRST_USE = {
     "OllamaModel": ".models.ollama_model",
     "OpenAIModel": ".models.openai_model",
     "AnthropicModel": ".models.anthropic_model",
+    "ResponsesModel": ".models.responses_model",
+    "GeminiModel": ".models.gemini_model",
 }
 
 

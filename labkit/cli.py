@@ -235,6 +235,11 @@ SERVED_AS = {
         "Anthropic's API",
         "python -m labkit record --provider anthropic --base-url {url}",
     ),
+    "openai-responses": (
+        "OpenAI's Responses API",
+        "python -m labkit record --provider openai-responses --base-url {url}/v1",
+    ),
+    "gemini": ("Gemini's API", "python -m labkit record --provider gemini --base-url {url}"),
 }
 
 

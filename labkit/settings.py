@@ -30,17 +30,23 @@ DEFAULT_MODELS = {
     "ollama": DEFAULT_MODEL,
     "openai": "gpt-4.1-mini",
     "anthropic": "claude-haiku-4-5",
+    "openai-responses": "gpt-4.1-mini",
+    "gemini": "gemini-2.5-flash",
 }
 #: Where each provider's API is when no address is given (argument, else its variable).
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
+    "openai-responses": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com",
 }
 #: The course's recorded repair, in each provider's wire format (replay mode's default).
 PROVIDER_RECORDINGS = {
     "ollama": "repair.json",
     "openai": "repair_openai.json",
     "anthropic": "repair_anthropic.json",
+    "openai-responses": "repair_responses.json",
+    "gemini": "repair_gemini.json",
 }
 DEFAULT_HOST = (
     "http://127.0.0.1:11434"  # Ollama's address when neither argument nor OLLAMA_HOST says

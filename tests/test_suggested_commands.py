@@ -131,7 +131,8 @@ def record_against(recording: str, command: str, student: Path, env=None, models
     """Run a ``record`` command with a replay server standing in for the model server."""
     with serve_recording(recording, models=models) as server:
         typed = command.replace("http://127.0.0.1:PORT", server.url)
-        typed = typed.replace("http://127.0.0.1:1234", server.url).replace("{url}", server.url)
+        for placeholder in ("http://127.0.0.1:1234", "http://127.0.0.1:11434", "{url}"):
+            typed = typed.replace(placeholder, server.url)
         typed = typed.replace("--model NAME", "--model served-model")
         given = {key: value.replace("{url}", server.url) for key, value in (env or {}).items()}
         return ran(shell(typed, student, given), "Wrote ")
@@ -179,7 +180,8 @@ def lessons_again(command: str, student: Path) -> None:
 
 
 OLLAMA, OPENAI, ANTHROPIC = "repair.json", "repair_openai.json", "repair_anthropic.json"
-KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"}
+RESPONSES, GEMINI = "repair_responses.json", "repair_gemini.json"
+KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test", "GEMINI_API_KEY": "test"}
 
 #: How a test runs each command: a function of (command, a learner's folder), or where else
 #: it runs (a test that runs it there).
@@ -229,6 +231,20 @@ HOW = {
     '"server=llama-cpp-python 0.3.36" --about '
     f"model_sha256={SHA}": lambda c, s: record_against(
         OPENAI, c, s, models=["gemma-3-270m-q4_k_m"]
+    ),
+    "python -m labkit record --provider openai-responses --base-url {url}/v1": lambda c, s: (
+        record_against(RESPONSES, c, s)
+    ),
+    "python -m labkit record --provider openai-responses --base-url http://127.0.0.1:11434/v1": (
+        lambda c, s: record_against(RESPONSES, c, s)
+    ),
+    "python -m labkit record --provider gemini --base-url {url}": lambda c, s: record_against(
+        GEMINI, c, s
+    ),
+    f"python -m labkit record --provider gemini --model {MODELS['gemini']}": lambda c, s: (
+        record_against(
+            GEMINI, c, s, {"GOOGLE_GEMINI_BASE_URL": "{url}", **KEYS}, models=[MODELS["gemini"]]
+        )
     ),
     "python -m labkit serve repair --speed 1": serve_command,
     "python -m labkit serve repair_openai.json": serve_command,

@@ -89,7 +89,7 @@ def compact(
     keep_last = whole_number(keep_last, "keep_last", 0)
     wire = named(wire_format)
     compacted = copy.deepcopy(list(messages))
-    turns = [i for i, message in enumerate(compacted) if message.get("role") == "assistant"]
+    turns = [i for i, message in enumerate(compacted) if message.get("role") == wire.reply_role]
     if keep_last == 0:
         protected_from = len(compacted)
     elif keep_last > len(turns):

@@ -175,7 +175,8 @@ class Assembler(Protocol):
 class WireFormat(Protocol):
     """A model API's streaming format: one module each in ``labkit/harness/formats/``."""
 
-    name: str  # "ollama", "openai", "anthropic", ...
+    name: str  # "ollama", "openai", "anthropic", "openai-responses", "gemini"
+    reply_role: str  # the role of the model's own messages: "assistant" (Gemini's: "model")
 
     def assembler(self) -> Assembler: ...
 

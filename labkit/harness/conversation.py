@@ -78,7 +78,7 @@ def order_problems(
     turn: _Turn | None = None
     for index, message in enumerate(messages):
         results = wire.results_in(message)
-        if message.get("role") == "assistant":
+        if message.get("role") == wire.reply_role:
             if turn is not None:
                 problems.extend(turn.unanswered())
             turn = _Turn(index, wire.calls_in(message), problems)

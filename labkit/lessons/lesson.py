@@ -7,7 +7,7 @@ pulled or not served, a key missing, a model that cannot call tools or think.
 each of those stops the lesson at the first cell that talks to the model, with one
 :class:`LessonError` whose text says what to do, rather than a later cell failing on a
 run that never happened. The same holds for each provider: Ollama, any
-OpenAI-compatible server, Anthropic.
+OpenAI-compatible server, Anthropic, OpenAI's Responses API, Gemini.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def lesson_model(
     """The ``chat`` a lesson runs: a replay of ``recording``, or a live model of ``provider``.
 
     ``provider``: ``"ollama"`` (at ``host``), ``"openai"`` (any OpenAI-compatible server,
-    at ``base_url``) or ``"anthropic"``. ``recording`` None: the provider's recorded
+    at ``base_url``), ``"anthropic"``, ``"openai-responses"`` (OpenAI's Responses API) or
+    ``"gemini"``. ``recording`` None: the provider's recorded
     repair (``labkit.settings.PROVIDER_RECORDINGS``); ``model`` None: the provider's
     default (``labkit.settings.DEFAULT_MODELS``).
     In live mode it first asks the server whether the model is there (and, Ollama, can

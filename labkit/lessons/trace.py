@@ -28,10 +28,15 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
     if kind == "tool_result":
         return f"          -> {short(event['result'], limit)}"
     if kind == "stopped":
-        final = next((m for m in reversed(event["messages"]) if m["role"] == "assistant"), None)
+        final = next(
+            (m for m in reversed(event["messages"]) if m.get("role") in ("assistant", "model")),
+            None,
+        )
         lines = []
         if event["reason"] in ("assistant_finished", "empty_response") and final:
-            lines.append(f"  turn {event['turns']}: final message {short(final['content'], limit)}")
+            # its content (Ollama, OpenAI, Anthropic), output items (Responses) or parts (Gemini)
+            said = next((final[key] for key in ("content", "output", "parts") if key in final), "")
+            lines.append(f"  turn {event['turns']}: final message {short(said, limit)}")
         lines.append(
             f"Stopped: {event['reason']} after {counted(event['turns'], 'model turn')} and "
             f"{counted(event['tool_calls'], 'tool call')} ({event['detail']})"

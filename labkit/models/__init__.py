@@ -5,11 +5,13 @@ tell them apart. Models sit below recordings: ``labkit.recording`` uses them to 
 replay attempts, and nothing here reads or writes a recording file.
 
 - live models: ``ollama_model.py`` (``OllamaModel``), ``openai_model.py``
-  (``OpenAIModel``: any OpenAI-compatible server) and ``anthropic_model.py``
-  (``AnthropicModel``), each through its official SDK, on what ``sdk_model.py`` gives all
-  three and ``sse_model.py`` the last two; ``providers.py``: the providers' table and
-  ``live_model``, the one place a live model is made; ``line_tap.py`` keeps each line as
-  it came, ``go_json.py`` writes Ollama's, ``sse.py`` server-sent events;
+  (``OpenAIModel``: any OpenAI-compatible server), ``anthropic_model.py``
+  (``AnthropicModel``), ``responses_model.py`` (``ResponsesModel``: OpenAI's Responses API)
+  and ``gemini_model.py`` (``GeminiModel``), each through its official SDK, on what
+  ``sdk_model.py`` gives all and ``sse_model.py`` all but Ollama's; ``providers.py``: the
+  providers' table and ``live_model``, the one place a live model is made;
+  ``line_tap.py`` keeps each line as it came, ``go_json.py`` writes Ollama's, ``sse.py``
+  server-sent events;
   ``provenance.py``: who wrote the chunks; ``errors.py``: their errors (no SDK needed to
   catch one). The live models are imported on first use;
 - ``replay.py``: ``ReplayModel``, a recording replayed in process, and the
@@ -20,10 +22,12 @@ replay attempts, and nothing here reads or writes a recording file.
   (faults on purpose), ``request_body.py`` (a body read safely), ``request_shape.py``
   (what a request must look like, as a table),
   and each API's handler: ``ollama_server.py``, ``openai_server.py``,
-  ``anthropic_server.py`` (``sse_handler.py``: what the last two share); ``usage.py``:
-  the token counts a replay server estimates when its recording holds none;
+  ``anthropic_server.py``, ``responses_server.py``, ``gemini_server.py`` (``sse_handler.py``:
+  what all but Ollama's share); ``usage.py``: the token counts a replay server estimates
+  when its recording holds none;
 - ``scripted.py``: planned turns streamed as a server would (``ScriptedChat``);
-  ``chunks.py`` builds chunks by hand.
+  ``chunks.py``, ``responses_chunks.py`` and ``gemini_chunks.py`` build chunks by hand;
+  ``script_pieces.py``: what every scripted stream shares.
 """
 
 from .chunks import call, chunk
@@ -35,6 +39,7 @@ from .scripted import PlannedTurn, ScriptedChat
 
 __all__ = [
     "AnthropicModel",
+    "GeminiModel",
     "OllamaError",
     "OllamaModel",
     "OpenAIModel",
@@ -45,6 +50,7 @@ __all__ = [
     "ReplayModel",
     "ReplayServer",
     "RequestCursor",
+    "ResponsesModel",
     "ScriptedChat",
     "call",
     "chunk",

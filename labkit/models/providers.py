@@ -23,7 +23,9 @@ from ..settings import DEFAULT_BASE_URLS, DEFAULT_HOST, DEFAULT_MODELS, PROVIDER
 class Provider:
     """One live API: where its model class is, how it is addressed, what it reads."""
 
-    name: str  # "ollama", "openai", "anthropic": also its wire format's name
+    name: (
+        str  # "ollama", "openai", "anthropic", "openai-responses", "gemini": also its wire format's
+    )
     title: str  # how messages name it
     model_class: str  # "<module of labkit.models>.<class>"
     address: str  # the argument its address goes in: "host" or "base_url"
@@ -71,10 +73,26 @@ PROVIDERS = {
             "ANTHROPIC_BASE_URL",
             key_variable="ANTHROPIC_API_KEY",
         ),
+        Provider(
+            "openai-responses",
+            "OpenAI Responses",
+            "responses_model.ResponsesModel",
+            "base_url",
+            "OPENAI_BASE_URL",
+            key_variable="OPENAI_API_KEY",
+        ),
+        Provider(
+            "gemini",
+            "Gemini",
+            "gemini_model.GeminiModel",
+            "base_url",
+            "GOOGLE_GEMINI_BASE_URL",
+            key_variable="GEMINI_API_KEY",
+        ),
     )
 }
 #: The variables that may hold an API key: their values never go into a recording.
-KEY_VARIABLES = tuple(p.key_variable for p in PROVIDERS.values() if p.key_variable)
+KEY_VARIABLES = tuple(dict.fromkeys(p.key_variable for p in PROVIDERS.values() if p.key_variable))
 
 
 def provider_named(name: str) -> Provider:
@@ -92,7 +110,8 @@ def live_model(
     base_url: str | None = None,
     stream: bool = True,
 ):
-    """A live model of ``provider`` (``"ollama"``, ``"openai"``, ``"anthropic"``).
+    """A live model of ``provider`` (``"ollama"``, ``"openai"``, ``"anthropic"``,
+    ``"openai-responses"``, ``"gemini"``).
 
     ``model`` None: the provider's default. The address is ``host`` for Ollama and
     ``base_url`` for the others (None: its variable, else its default); the other one is

@@ -60,8 +60,9 @@ def first_difference(
         place = _where_different(_comparable(want), _comparable(got), "")
         if place:
             path, recorded_side, sent_side = place
+            named = want.get("role") or want.get("type")  # a Responses result item has no role
             return (
-                f"message {index} ({want.get('role')}) differs at {path or 'the top'}: "
+                f"message {index} ({named}) differs at {path or 'the top'}: "
                 f"the recording has {recorded_side} but the harness sent {sent_side}"
             )
     if len(messages) != len(expected):

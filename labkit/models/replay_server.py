@@ -32,14 +32,22 @@ from pathlib import Path
 from ..settings import DEFAULT_MODEL
 from ..settings import SERVER_REQUEST_TIMEOUT as REQUEST_TIMEOUT
 from .anthropic_server import AnthropicHandler
+from .gemini_server import GeminiHandler
 from .ollama_server import OllamaHandler
 from .openai_server import OpenAIHandler
 from .replay import Claim, RequestCursor
 from .replay_faults import NO_FAULTS, Faults
 from .replay_handler import hang_up
+from .responses_server import ResponsesHandler
 
 #: The handler that speaks each wire format's API.
-API_HANDLERS = {"ollama": OllamaHandler, "openai": OpenAIHandler, "anthropic": AnthropicHandler}
+API_HANDLERS = {
+    "ollama": OllamaHandler,
+    "openai": OpenAIHandler,
+    "anthropic": AnthropicHandler,
+    "openai-responses": ResponsesHandler,
+    "gemini": GeminiHandler,
+}
 #: What the served models can do, unless told otherwise (Ollama's ``/api/show`` says it;
 #: without ``"tools"``, every API refuses a request that offers tools).
 CAPABILITIES = ("completion", "tools", "thinking")

@@ -12,10 +12,11 @@ them, in the wire format it is asked for:
   chunk with ``finish_reason``; each chunk a ``data:`` event;
 - Anthropic's: ``message_start``, a text block, a ``tool_use`` block per call whose input
   streams as ``input_json_delta`` fragments, ``message_delta`` with the stop reason and
-  ``message_stop``; each an ``event:``/``data:`` pair.
+  ``message_stop``; each an ``event:``/``data:`` pair;
+- the Responses API's and Gemini's: ``responses_chunks.py`` and ``gemini_chunks.py``.
 
-Those two APIs stream no thinking unless asked for it, so their scripts leave it out:
-the three formats carry the same text and the same calls. Anthropic's script can stream
+Those four APIs stream no thinking unless asked for it, so their scripts leave it out:
+the five formats carry the same text and the same calls. Anthropic's script can stream
 as a client that asks for extended thinking gets it (``thinking=True``: a ``thinking``
 block first, its reasoning in ``thinking_delta`` pieces, then its ``signature``), with the
 ``ping`` Anthropic sends after ``message_start`` (``pings=True``) and ``message_delta``'s
@@ -31,7 +32,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -46,18 +46,14 @@ from .chunks import (
     openai_call_start,
     openai_chunk,
 )
+from .gemini_chunks import gemini_event, gemini_turn_chunks
 from .go_json import go_time, ollama_line
+from .responses_chunks import responses_event, responses_turn_chunks
+from .script_pieces import FIRST_CHUNK_AT, FRAGMENT_EVERY, fragments, scripted_id, timed
 from .sse import anthropic_event, openai_event
 
 MODEL_NAME = "scripted"
-FIRST_CHUNK_AT = 0.35  # seconds: reading the prompt before the first fragment
-FRAGMENT_EVERY = 0.04  # seconds per fragment, about 25 tokens a second
 STARTED = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-
-
-def fragments(text: str) -> list:
-    """Cut text into token-sized pieces: a few characters, with their leading space."""
-    return re.findall(r"\s*\S{1,4}|\s+", text)
 
 
 def call_id(number: int) -> str:
@@ -67,13 +63,6 @@ def call_id(number: int) -> str:
 
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
-BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def scripted_id(prefix: str, seed: str, length: int = 24) -> str:
-    """An id shaped like the APIs' own (``call_``, ``toolu_01``, ``msg_01``...), fixed per seed."""
-    digest = hashlib.sha256(f"labkit scripted {seed}".encode()).digest()
-    return prefix + "".join(BASE62[byte % len(BASE62)] for byte in digest[:length])
 
 
 @dataclass
@@ -145,7 +134,7 @@ def openai_turn_chunks(turn: PlannedTurn, first_call: int = 1, number: int = 1) 
     completion = scripted_id("chatcmpl-", f"openai completion {number}", 29)
     chunks = [openai_chunk(delta, chunk_id=completion) for delta in deltas]
     chunks.append(openai_chunk({}, ended, chunk_id=completion))
-    return _timed(chunks)
+    return timed(chunks)
 
 
 def scripted_signature(number: int) -> str:
@@ -208,15 +197,7 @@ def anthropic_turn_chunks(
     events += anthropic_end(
         ended, output_tokens=len(events), input_tokens=input_tokens if cumulative_usage else None
     )
-    return _timed(events)
-
-
-def _timed(chunks: list) -> list:
-    """Each chunk with its planned arrival, one fragment's time after the one before."""
-    return [
-        (round(FIRST_CHUNK_AT + index * FRAGMENT_EVERY, 6), item)
-        for index, item in enumerate(chunks)
-    ]
+    return timed(events)
 
 
 #: How each wire format streams a planned turn, and writes a chunk on the wire.
@@ -234,12 +215,23 @@ STREAMS = {
         ),
         anthropic_event,
     ),
+    "openai-responses": (
+        lambda turn, tokens, first, number: responses_turn_chunks(
+            turn, first, number, tokens=tokens
+        ),
+        responses_event,
+    ),
+    "gemini": (
+        lambda turn, tokens, first, number: gemini_turn_chunks(turn, first, number, tokens=tokens),
+        gemini_event,
+    ),
 }
 
 
 class ScriptedChat:
     """A ``chat`` that streams planned turns in order, whatever it is asked, in
-    ``wire_format`` (``"ollama"``, ``"openai"`` or ``"anthropic"``).
+    ``wire_format`` (``"ollama"``, ``"openai"``, ``"anthropic"``, ``"openai-responses"`` or
+    ``"gemini"``).
 
     It keeps a virtual clock, advanced to each chunk's planned arrival time, so a
     recording of it holds the planned times rather than this machine's speed.

@@ -287,13 +287,17 @@ def _server_message(exc) -> str:
 
 def reported_in_replies(recording: dict) -> dict:
     """What the server said about itself in a recording's replies: each distinct ``model``
-    (OpenAI's chunks, Anthropic's ``message_start``) and ``system_fingerprint`` (OpenAI's)."""
+    (OpenAI's chunks, Anthropic's ``message_start``, the Responses API's ``response``,
+    Gemini's ``modelVersion``) and ``system_fingerprint`` (OpenAI's)."""
     found = {"model": [], "system_fingerprint": []}
     for turn in recording["turns"]:
         for entry in turn["chunks"]:
             chunk = entry["chunk"]
             said = {
-                "model": chunk.get("model") or (chunk.get("message") or {}).get("model"),
+                "model": chunk.get("model")
+                or (chunk.get("message") or {}).get("model")  # Anthropic's message_start
+                or (chunk.get("response") or {}).get("model")  # the Responses API's events
+                or chunk.get("modelVersion"),  # Gemini's
                 "system_fingerprint": chunk.get("system_fingerprint"),
             }
             for key, value in said.items():

@@ -6,8 +6,9 @@ the independent test results and test-file hashes before and after, each turn's
 request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
 model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
-``"anthropic"``); without it, it is Ollama's. A run with more than the three repository
-tools, a gate or a budget keeps them under ``"harness"`` (``harness_setup.py``).
+``"anthropic"``, ``"openai-responses"``, ``"gemini"``); without it, it is Ollama's. A run
+with more than the three repository tools, a gate or a budget keeps them under
+``"harness"`` (``harness_setup.py``).
 
 ``recording_problem`` is pure: it says what makes a value unusable (nested more than
 ``MAX_NESTING`` levels, a number that is not finite, a structure that does not hold), or
@@ -37,6 +38,8 @@ NAMED_BY = {
     "ollama": ("model", "digest", "server_version"),
     "openai": ("model", "base_url_host"),
     "anthropic": ("model", "base_url_host"),
+    "openai-responses": ("model", "base_url_host"),
+    "gemini": ("model", "base_url_host"),
 }
 #: Levels of nesting a recording may have; the course's need 11, and a replay freezes
 #: its chunks, so a deeper one could fail half-way through instead of being refused here.
@@ -164,10 +167,11 @@ def _turns_problem(turns: list, wire_format: str) -> str | None:
         request = turn.get("request") if isinstance(turn, dict) else None
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             return f"turn {number} has no request messages"
-        if not all(
-            isinstance(m, dict) and isinstance(m.get("role"), str) for m in request["messages"]
+        if not all(  # a message has a role; a Responses item without one (a result) a type
+            isinstance(m, dict) and isinstance(m.get("role") or m.get("type"), str)
+            for m in request["messages"]
         ):
-            return f"turn {number}: a request message has no role"
+            return f"turn {number}: a request message has no role (nor, an item, a type)"
         tools = request.get("tools")
         if tools is not None and not (
             isinstance(tools, list) and all(isinstance(t, str) for t in tools)

@@ -25,7 +25,13 @@ from .attempt import run_attempt
 from .files import save_recording
 
 #: How each wire format is named in a scripted recording's note.
-NAMES = {"ollama": "Ollama", "openai": "OpenAI Chat Completions", "anthropic": "Anthropic Messages"}
+NAMES = {
+    "ollama": "Ollama",
+    "openai": "OpenAI Chat Completions",
+    "anthropic": "Anthropic Messages",
+    "openai-responses": "OpenAI Responses API",
+    "gemini": "Gemini streamGenerateContent",
+}
 
 # --- The course's scenarios -------------------------------------------------------------
 
@@ -269,6 +275,17 @@ SCENARIOS = {
         "message_delta's usage cumulative, input tokens included",
         wire_format="anthropic",
         stream_options=(("thinking", True), ("pings", True), ("cumulative_usage", True)),
+    ),
+    "repair_responses": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as OpenAI's Responses API streams it",
+        wire_format="openai-responses",
+    ),
+    "repair_gemini": Scenario(
+        REPAIR,
+        "the five-turn repair, streamed as Gemini's streamGenerateContent streams it, "
+        "each turn with a thought signature",
+        wire_format="gemini",
     ),
 }
 

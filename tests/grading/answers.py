@@ -118,25 +118,35 @@ def $name():
 """,
     "check_assemble_calls": """
 import json
-def $name(chunks):
+def $name(api, chunks):
     started = {}
     parts = {}
     ended = None
     for chunk in chunks:
-        for choice in chunk.get("choices", []):
-            for entry in choice["delta"].get("tool_calls") or ():
-                function = entry.get("function", {})
-                if entry["index"] not in started:
-                    started[entry["index"]] = (entry["id"], function["name"])
-                parts.setdefault(entry["index"], []).append(function.get("arguments") or "")
-            if choice.get("finish_reason") is not None:
-                ended = choice["finish_reason"]
-    if ended != "tool_calls" and ended != "stop":
+        if api == "chat":
+            for choice in chunk.get("choices", []):
+                for entry in choice["delta"].get("tool_calls") or ():
+                    function = entry.get("function", {})
+                    if entry["index"] not in started:
+                        started[entry["index"]] = (entry["id"], function["name"])
+                    parts.setdefault(entry["index"], []).append(function.get("arguments") or "")
+                if choice.get("finish_reason") is not None:
+                    ended = choice["finish_reason"]
+            continue
+        kind = chunk["type"]
+        if kind == "response.output_item.added" and chunk["item"]["type"] == "function_call":
+            started[chunk["item"]["id"]] = (chunk["item"]["call_id"], chunk["item"]["name"])
+            parts[chunk["item"]["id"]] = []
+        elif kind == "response.function_call_arguments.delta":
+            parts[chunk["item_id"]].append(chunk["delta"])
+        elif kind in ("response.completed", "response.incomplete", "response.failed", "error"):
+            ended = kind
+    if ended not in (("tool_calls", "stop") if api == "chat" else ("response.completed",)):
         return None
     calls = []
-    for index in sorted(parts):
-        call_id, name = started[index]
-        calls.append({"id": call_id, "name": name, "arguments": json.loads("".join(parts[index]))})
+    for key in (sorted(parts) if api == "chat" else parts):
+        call_id, name = started[key]
+        calls.append({"id": call_id, "name": name, "arguments": json.loads("".join(parts[key]))})
     return calls
 """,
     "check_result_messages": """
@@ -149,8 +159,21 @@ def $name(provider, calls, results):
         return [{"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call["id"], "content": json.dumps(result)}
             for call, result in pairs]}]
+    if provider == "gemini":
+        if not pairs:
+            return []
+        parts = []
+        for call, result in pairs:
+            named = {"id": call["id"]} if call["id"] is not None else {}
+            parts.append({"functionResponse": {**named, "name": call["name"],
+                                               "response": {"output": result}}})
+        return [{"role": "user", "parts": parts}]
     messages = []
     for call, result in pairs:
+        if provider == "openai-responses":
+            messages.append({"type": "function_call_output", "call_id": call["id"],
+                             "output": json.dumps(result)})
+            continue
         message = {"role": "tool", "content": json.dumps(result)}
         if provider == "openai":
             message["tool_call_id"] = call["id"]
@@ -164,9 +187,19 @@ def $name(provider, calls, results):
 #: A correct assemble_openai_calls, for the wrong answers below to break one rule of.
 _CALLS = """
 import json
-def $name(chunks):
+ENDS = ("response.completed", "response.incomplete", "response.failed", "error")
+def $name(api, chunks):
     calls, finish = {}, None
     for chunk in chunks:
+        if api == "responses":
+            item = chunk.get("item") or {}
+            if chunk["type"] == "response.output_item.added" and item["type"] == "function_call":
+                calls[item["id"]] = {"id": item["call_id"], "name": item["name"], "parts": []}
+            elif chunk["type"] == "response.function_call_arguments.delta":
+                calls[chunk["item_id"]]["parts"].append(chunk["delta"])
+            elif chunk["type"] in ENDS:
+                finish = chunk["type"]
+            continue
         for choice in chunk["choices"]:
             for entry in choice["delta"].get("tool_calls") or []:
                 if entry["index"] not in calls:
@@ -174,10 +207,11 @@ def $name(chunks):
                                              "parts": []}
                 calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")
             finish = choice.get("finish_reason") or finish
-    if finish not in ("tool_calls", "stop"):
+    if finish not in ("tool_calls", "stop", "response.completed"):
         return None
+    order = list(calls) if api == "responses" else sorted(calls)
     return [{"id": c["id"], "name": c["name"], "arguments": json.loads("".join(c["parts"]))}
-            for _, c in sorted(calls.items())]
+            for c in [calls[key] for key in order]]
 """
 #: A correct result_messages, for the same purpose.
 _RESULTS = """
@@ -187,10 +221,22 @@ def $name(provider, calls, results):
         return [{"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": c["id"], "content": json.dumps(r)}
             for c, r in zip(calls, results)]}] if calls else []
+    if provider == "gemini":
+        return [{"role": "user", "parts": [
+            {"functionResponse": {**({"id": c["id"]} if c["id"] else {}), "name": c["name"],
+                                  "response": {"output": r}}}
+            for c, r in zip(calls, results)]}] if calls else []
+    if provider == "openai-responses":
+        return [{"type": "function_call_output", "call_id": c["id"], "output": json.dumps(r)}
+                for c, r in zip(calls, results)]
     key = "tool_call_id" if provider == "openai" else "tool_name"
     return [{"role": "tool", key: c["id" if provider == "openai" else "name"],
              "content": json.dumps(r)} for c, r in zip(calls, results)]
 """
+
+
+_CHAT_APPEND = 'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")'
+_RESPONSES_APPEND = 'calls[chunk["item_id"]]["parts"].append(chunk["delta"])'
 
 
 def _changed(source: str, old: str, new: str) -> str:
@@ -862,7 +908,7 @@ def $name():
             "joins every fragment into one text, whatever its index",
             """
 import json
-def $name(chunks):
+def $name(api, chunks):
     calls, text, finish = [], [], None
     for chunk in chunks:
         for choice in chunk["choices"]:
@@ -890,14 +936,18 @@ def $name(chunks):
         ),
         Answer(
             "accepts finish_reason 'length'",
-            _changed(_CALLS, 'if finish not in ("tool_calls", "stop"):', "if finish is None:"),
+            _changed(
+                _CALLS,
+                'if finish not in ("tool_calls", "stop", "response.completed"):',
+                'if finish in (None, "response.incomplete", "response.failed", "error"):',
+            ),
             "finish_reason 'length' means the output-length limit cut the reply",
         ),
         Answer(
             "adds the fragments to the first entry's own dict",
             """
 import json
-def $name(chunks):
+def $name(api, chunks):
     calls, finish = {}, None
     for chunk in chunks:
         for choice in chunk["choices"]:
@@ -919,10 +969,15 @@ def $name(chunks):
         Answer(
             "quadratic: each call's arguments rebuilt with + per fragment",
             _changed(
-                _changed(_CALLS, '"parts": []', '"parts": ""'),
-                'calls[entry["index"]]["parts"].append(entry["function"].get("arguments") or "")',
-                'calls[entry["index"]]["parts"] = calls[entry["index"]]["parts"] + (\n'
-                '                    entry["function"].get("arguments") or "")',
+                _changed(
+                    _changed(_CALLS, '"parts": []', '"parts": ""'),
+                    _CHAT_APPEND,
+                    'calls[entry["index"]]["parts"] = calls[entry["index"]]["parts"] + (\n'
+                    '                    entry["function"].get("arguments") or "")',
+                ),
+                _RESPONSES_APPEND,
+                'calls[chunk["item_id"]]["parts"] = (\n'
+                '                    calls[chunk["item_id"]]["parts"] + chunk["delta"])',
             ),
             "grows faster than the input",
         ),
@@ -950,25 +1005,86 @@ def $name(chunks):
             "only the first entry of a call has 'id'",
         ),
         Answer(
-            "a table of the visible cases, by length and last finish_reason",
-            """
-import json
-def $name(chunks):
-    last = chunks[-1]["choices"][0]["finish_reason"] if chunks and chunks[-1]["choices"] else None
-    seen = (len(chunks), last)
-    entries = [e for c in chunks for choice in c["choices"]
-               for e in choice["delta"].get("tool_calls") or []]
-    if seen in ((9, "tool_calls"), (30, "tool_calls"), (3, "tool_calls"), (10, None)):
-        text = "".join(e["function"].get("arguments") or "" for e in entries)
-        return [{"id": entries[0]["id"], "name": entries[0]["function"]["name"],
-                 "arguments": json.loads(text)}]
-    if seen == (8, "tool_calls"):
-        return [{"id": "call_a1", "name": "read_file", "arguments": {"path": "path_rules.py"}},
-                {"id": "call_b2", "name": "read_file",
-                 "arguments": {"path": "tests/test_path_rules.py"}}]
-    return [] if seen == (4, "stop") else None
-""",
+            "a table of the visible cases: None for any call it has not seen",
+            _changed(
+                _CALLS,
+                '    order = list(calls) if api == "responses" else sorted(calls)\n',
+                '    order = list(calls) if api == "responses" else sorted(calls)\n'
+                "    seen = {'call_x5czzcubAkNYHRzLIlkXCZke', 'call_QmCLnzrwMhD3XfO32BLH8bwD', "
+                "'call_a1', 'call_c3', 'call_3zlEBFiSU1ObchQimKXoOpvR', 'call_T2x', 'call_I1a'}\n"
+                "    if order and calls[order[0]]['id'] not in seen:\n"
+                "        return None\n",
+            ),
             "drawn case",
+        ),
+        Answer(
+            "accepts any finish_reason but 'length' (content_filter too)",
+            _changed(
+                _CALLS,
+                'if finish not in ("tool_calls", "stop", "response.completed"):',
+                'if finish in (None, "length", "response.incomplete", "response.failed", "error"):',
+            ),
+            "the only clean ends",
+        ),
+        Answer(
+            "Responses: refuses only a max_output_tokens cut, not a content filter",
+            _changed(
+                _CALLS,
+                '                finish = chunk["type"]\n',
+                '                finish = chunk["type"]\n'
+                '                details = chunk.get("response", {}).get("incomplete_details")\n'
+                '                if details and details["reason"] != "max_output_tokens":\n'
+                '                    finish = "response.completed"\n',
+            ),
+            "whatever its reason",
+        ),
+        Answer(
+            "Responses: a failed response or an error event counts as finished",
+            _changed(
+                _CALLS,
+                '                finish = chunk["type"]\n',
+                '                finish = chunk["type"]\n'
+                '                if finish in ("response.failed", "error"):\n'
+                '                    finish = "response.completed"\n',
+            ),
+            "not response.completed: return None",
+        ),
+        Answer(
+            "Responses: runs the calls of a stream that just stopped",
+            _changed(
+                _CALLS,
+                "    if finish not in",
+                '    if api == "responses" and finish is None:\n'
+                '        finish = "response.completed"\n'
+                "    if finish not in",
+            ),
+            "no response.completed arrived",
+        ),
+        Answer(
+            "Responses: the item's id as the call's id",
+            _changed(_CALLS, '{"id": item["call_id"]', '{"id": item["id"]'),
+            "a call's id is its call_id",
+        ),
+        Answer(
+            "Responses: every delta is a call's arguments, text deltas too",
+            _changed(
+                _CALLS,
+                '            elif chunk["type"] == "response.function_call_arguments.delta":\n'
+                '                calls[chunk["item_id"]]["parts"].append(chunk["delta"])\n',
+                '            elif "delta" in chunk:\n'
+                '                calls.setdefault(chunk["item_id"], {"id": chunk["item_id"], '
+                '"name": None, "parts": []})["parts"].append(chunk["delta"])\n',
+            ),
+            "only function_call_arguments.delta events carry arguments",
+        ),
+        Answer(
+            "Responses: all deltas joined into the last call added",
+            _changed(
+                _CALLS,
+                'calls[chunk["item_id"]]["parts"].append(chunk["delta"])',
+                'calls[list(calls)[-1]]["parts"].append(chunk["delta"])',
+            ),
+            "per item_id",
         ),
     ],
     "check_result_messages": [
@@ -1047,6 +1163,71 @@ def $name(provider, calls, results):
                 "for c, r in zip(calls, results)][:2]\n",
             ),
             "drawn case",
+        ),
+        Answer(
+            "Responses: results as Chat Completions' tool messages",
+            _changed(
+                _RESULTS,
+                '[{"type": "function_call_output", "call_id": c["id"], "output": json.dumps(r)}',
+                '[{"role": "tool", "type": "function_call_output", "call_id": c["id"], '
+                '"output": json.dumps(r)}',
+            ),
+            "an item with no role",
+        ),
+        Answer(
+            "Responses: names the call with tool_call_id",
+            _changed(_RESULTS, '"call_id": c["id"], "output"', '"tool_call_id": c["id"], "output"'),
+            "tool_call_id is Chat Completions' word",
+        ),
+        Answer(
+            "Responses: the result object itself as output",
+            _changed(_RESULTS, '"output": json.dumps(r)}', '"output": r}'),
+            "the result object itself",
+        ),
+        Answer(
+            "Gemini: one user content per result",
+            _changed(
+                _RESULTS,
+                """        return [{"role": "user", "parts": [
+            {"functionResponse": {**({"id": c["id"]} if c["id"] else {}), "name": c["name"],
+                                  "response": {"output": r}}}
+            for c, r in zip(calls, results)]}] if calls else []""",
+                """        return [{"role": "user", "parts": [
+            {"functionResponse": {**({"id": c["id"]} if c["id"] else {}), "name": c["name"],
+                                  "response": {"output": r}}}]}
+            for c, r in zip(calls, results)]""",
+            ),
+            "one 'user' content whose parts hold",
+        ),
+        Answer(
+            "Gemini: results in a 'tool' content",
+            _changed(_RESULTS, '[{"role": "user", "parts": [', '[{"role": "tool", "parts": ['),
+            "'user' or 'model' only",
+        ),
+        Answer(
+            "Gemini: 'content' instead of 'parts'",
+            _changed(_RESULTS, '[{"role": "user", "parts": [', '[{"role": "user", "content": ['),
+            "holds 'parts', not 'content'",
+        ),
+        Answer(
+            "Gemini: the result as JSON text",
+            _changed(_RESULTS, '"response": {"output": r}', '"response": json.dumps(r)'),
+            "not json.dumps(result)",
+        ),
+        Answer(
+            "Gemini: the result itself as the response",
+            _changed(_RESULTS, '"response": {"output": r}', '"response": r'),
+            "put it under 'output'",
+        ),
+        Answer(
+            "Gemini: an id even where the call had none",
+            _changed(_RESULTS, '**({"id": c["id"]} if c["id"] else {})', '"id": c["id"]'),
+            "the call had no id",
+        ),
+        Answer(
+            "Gemini: never the call's id",
+            _changed(_RESULTS, '**({"id": c["id"]} if c["id"] else {}), ', ""),
+            "repeats it as 'id'",
         ),
     ],
 }

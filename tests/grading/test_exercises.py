@@ -64,7 +64,7 @@ ARGUMENTS = {
     "check_gate_stops": "",
     "check_head_and_tail": "text, limit",
     "check_compaction": "messages, budget",
-    "check_assemble_calls": "chunks",
+    "check_assemble_calls": "api, chunks",
     "check_result_messages": "provider, calls, results",
 }
 
@@ -216,6 +216,8 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.formats",
         "labkit.harness.formats.openai",
         "labkit.harness.formats.anthropic",
+        "labkit.harness.formats.openai_responses",
+        "labkit.harness.formats.gemini",
         "labkit.harness.formats.assembly",
         "labkit.recording",
         "labkit.recording.contents",
@@ -239,6 +241,8 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.models.ollama_server",
         "labkit.models.openai_server",
         "labkit.models.anthropic_server",
+        "labkit.models.responses_server",
+        "labkit.models.gemini_server",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}

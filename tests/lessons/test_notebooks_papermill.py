@@ -1,5 +1,5 @@
-"""The lessons' parameters, as papermill sets them: lesson 06 with each provider, replayed
-and live through its SDK, and live mode without a usable model.
+"""The lessons' parameters, as papermill sets them: lesson 06 with each of the five providers,
+replayed and live through its SDK, and live mode without a usable model.
 
 Live mode runs the cells through the official SDK over HTTP, pointed at the project's
 replay server serving the lesson's recording, so the live code path runs without a model.
@@ -111,7 +111,11 @@ def test_a_sample_changed_in_place_stops_each_lesson_at_its_first_model_cell(mon
 # --- Lesson 06 with each of the other providers ----------------------------------------
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+OTHER_PROVIDERS = ["openai", "anthropic", "openai-responses", "gemini"]
+SUFFIXES = {"openai": "/v1", "anthropic": "", "openai-responses": "/v1", "gemini": ""}
+
+
+@pytest.mark.parametrize("provider", OTHER_PROVIDERS)
 def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, tmp_path):
     cells = execute(
         PROVIDERS_LESSON, tmp_path / "06.ipynb", until=FIRST_RUN, MODE="replay", PROVIDER=provider
@@ -120,8 +124,9 @@ def test_the_providers_lesson_runs_in_replay_mode_with_each_provider(provider, t
     assert first.startswith(f"{provider} (replay): assistant_finished after 5 requests")
 
 
-@pytest.mark.parametrize("provider, suffix", [("openai", "/v1"), ("anthropic", "")])
-def test_the_providers_lesson_runs_live_through_each_sdk(provider, suffix, tmp_path):
+@pytest.mark.parametrize("provider", OTHER_PROVIDERS)
+def test_the_providers_lesson_runs_live_through_each_sdk(provider, tmp_path):
+    suffix = SUFFIXES[provider]
     with serve_recording(PROJECT_DIR / "recordings" / PROVIDER_RECORDINGS[provider]) as server:
         cells = execute(
             PROVIDERS_LESSON,
@@ -210,12 +215,38 @@ def test_live_mode_without_a_usable_model_stops_at_the_first_model_cell_saying_w
     assert 'set MODE = "replay"' in str(error)
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", OTHER_PROVIDERS)
 def test_the_providers_lesson_live_without_a_server_stops_saying_what_to_do(provider, closed_port):
     index, error = run_cells(PROVIDERS_LESSON, MODE="live", PROVIDER=provider, BASE_URL=closed_port)
     assert index == first_model_cell(PROVIDERS_LESSON) and isinstance(error, LessonError)
     assert f"nothing is listening at {closed_port}" in str(error)
     assert 'set MODE = "replay"' in str(error)
+
+
+@pytest.mark.parametrize("provider", ["openai-responses", "gemini"])
+def test_the_providers_lesson_live_with_a_key_refused_a_model_missing_or_no_tools(
+    provider, monkeypatch
+):
+    """The new providers' other checks before a run, one message each (what to do)."""
+    variable = {"openai-responses": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}[provider]
+    recording = PROJECT_DIR / "recordings" / PROVIDER_RECORDINGS[provider]
+    expected = {
+        "key refused": ({"api_key": "the-right-key"}, {}, f"check {variable}"),
+        "model missing": ({}, {"MODEL": "no-such-model"}, "set MODEL (or --model) to one of"),
+        "no tools": ({"capabilities": ("completion",)}, {}, "cannot call tools"),
+    }
+    monkeypatch.setenv(variable, "a-wrong-key")
+    for served, parameters, words in expected.values():
+        with serve_recording(recording, **served) as server:
+            index, error = run_cells(
+                PROVIDERS_LESSON,
+                MODE="live",
+                PROVIDER=provider,
+                BASE_URL=server.url + SUFFIXES[provider],
+                **{"MODEL": DEFAULT_MODEL, **parameters},
+            )
+        assert index == first_model_cell(PROVIDERS_LESSON) and isinstance(error, LessonError)
+        assert words in str(error) and 'set MODE = "replay"' in str(error), error
 
 
 @pytest.mark.parametrize(

@@ -27,8 +27,14 @@ def test_committed_recordings_equal_what_the_script_produces(name):
 
 
 def model_named(chunk):
-    """The model a chunk says wrote it (Anthropic's events say it once, in message_start)."""
-    return chunk.get("model") or chunk.get("message", {}).get("model")
+    """The model a chunk says wrote it (Anthropic's events say it once, in message_start; the
+    Responses API's in each event's response; Gemini's in modelVersion)."""
+    return (
+        chunk.get("model")
+        or chunk.get("message", {}).get("model")
+        or chunk.get("response", {}).get("model")
+        or chunk.get("modelVersion")
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -38,7 +38,19 @@ def results_of(message: dict, wire_format: str) -> list[str]:
         if message["role"] != "user" or not isinstance(content, list):
             return []
         return [block["content"] for block in content if block.get("type") == "tool_result"]
+    if wire_format == "openai-responses":  # an item of its own, with no role
+        return [message["output"]] if message.get("type") == "function_call_output" else []
+    if wire_format == "gemini":  # parts of a user content, the result an object under output
+        answers = [
+            p["functionResponse"] for p in message.get("parts", []) if "functionResponse" in p
+        ]
+        shown = [a["response"]["output"] for a in answers]
+        return [v if isinstance(v, str) else json.dumps(v) for v in shown]
     return [message["content"]] if message["role"] == "tool" else []
+
+
+#: The role of the model's own messages, in each format.
+REPLY_ROLES = {"gemini": "model"}
 
 
 def requests(wire_format: str, sizes_per_turn: list[list[int]], budget: Budget) -> list:
@@ -96,7 +108,8 @@ def test_whatever_the_sizes_the_budget_keeps_every_request_sound(
     budget = Budget(max_chars, keep_last=keep_last, wire_format=wire_format)
     for messages in requests(wire_format, sizes, budget):
         assert order_problems(messages, wire_format) == []
-        turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        reply = REPLY_ROLES.get(wire_format, "assistant")
+        turns = [i for i, m in enumerate(messages) if m.get("role") == reply]
         protected = turns[-keep_last] if keep_last and len(turns) >= keep_last else len(messages)
         if keep_last > len(turns):
             protected = 0

@@ -567,3 +567,118 @@ def test_a_classroom_of_connections_opened_back_to_back_is_served_quickly(server
             connection.close()
     took = time.monotonic() - start
     assert statuses == [200] * 100 and took < 5.0, f"{took:.2f} s"
+
+
+# --- the same guards in front of the Responses API and Gemini's ---------------------------
+
+GEMINI_STREAM = "/v1beta/models/labkit-replay:recording:streamGenerateContent?alt=sse"
+NEW_ROUTES = {"openai-responses": "/v1/responses", "gemini": GEMINI_STREAM}
+NEW_LISTS = {"openai-responses": "/v1/models", "gemini": "/v1beta/models"}
+
+
+def new_chat(provider, **fields) -> bytes:
+    required = {"model": "labkit-replay:recording"} if provider == "openai-responses" else {}
+    return json.dumps({**required, **fields}).encode()
+
+
+NEW_HOSTILE = {  # name: (provider or None for both, body, headers, route or None, status, words)
+    "JSON recursion bomb": (None, lambda p: b"[" * 200_000, {}, None, 400, "nests deeper"),
+    "body is a list": (None, lambda p: b"[1, 2]", {}, None, 400, "a JSON array, not an object"),
+    "body is NaN": (None, lambda p: b'{"model": NaN}', {}, None, 400, "not JSON"),
+    "1 GiB Content-Length": (
+        None, lambda p: b"", {"Content_Length": str(2**30)}, None, 413, "accepts at most"
+    ),
+    "chunked body": (
+        None, lambda p: b"0\r\n\r\n", {"Transfer_Encoding": "chunked"}, None, 411, "not chunked"
+    ),
+    "input entry is a number": (
+        "openai-responses", lambda p: new_chat(p, input=[1]), {}, None, 400,
+        "input[0] is a JSON number, not an input item",
+    ),
+    "input is a number": (
+        "openai-responses", lambda p: new_chat(p, input=5), {}, None, 400,
+        "the request.input is a JSON number, not string or array",
+    ),
+    "no input": ("openai-responses", lambda p: new_chat(p), {}, None, 400, "'input'"),
+    "a function_call whose arguments are an object": (
+        "openai-responses",
+        lambda p: new_chat(p, input=[{"type": "function_call", "arguments": {}}]),
+        {}, None, 400, "input[0].arguments is a JSON object, not string",
+    ),
+    "previous_response_id": (
+        "openai-responses", lambda p: new_chat(p, input="hi", previous_response_id="resp_1"),
+        {}, None, 400, "previous_response_id is not supported",
+    ),
+    "Responses tools holds a number": (
+        "openai-responses", lambda p: new_chat(p, input=[], tools=[1]), {}, None, 400,
+        "tools[0] is a JSON number, not a tool object",
+    ),
+    "contents entry is a number": (
+        "gemini", lambda p: new_chat(p, contents=[1]), {}, None, 400,
+        "contents[0] is a JSON number, not a content",
+    ),
+    "a part is a string": (
+        "gemini", lambda p: new_chat(p, contents=[{"role": "user", "parts": ["hi"]}]), {}, None,
+        400, "contents[0].parts[0] is a JSON string, not a part",
+    ),
+    "role 'system' in contents": (
+        "gemini", lambda p: new_chat(p, contents=[{"role": "system", "parts": []}]), {}, None,
+        400, "Please use a valid role: user, model.",
+    ),
+    "no contents": ("gemini", lambda p: new_chat(p), {}, None, 400, "contents is not specified"),
+    "declarations hold a number": (
+        "gemini", lambda p: new_chat(p, contents=[], tools=[{"functionDeclarations": [1]}]),
+        {}, None, 400, "not a function declaration",
+    ),
+    "a stream without alt=sse": (
+        "gemini", lambda p: new_chat(p, contents=[]), {},
+        GEMINI_STREAM.removesuffix("?alt=sse"), 400, "add ?alt=sse",
+    ),
+    "a method it does not serve": (
+        "gemini", lambda p: new_chat(p, contents=[]), {},
+        "/v1beta/models/labkit-replay:recording:countTokens", 404, "no POST",
+    ),
+    "a model name that climbs out": (
+        "gemini", lambda p: new_chat(p, contents=[]), {},
+        "/v1beta/models/..%2F..%2Fetc:generateContent", 404, "is not found for API version v1beta",
+    ),
+}  # fmt: skip
+NEW_CASES = [
+    (provider, name)
+    for name, (only, *_) in sorted(NEW_HOSTILE.items())
+    for provider in sorted(NEW_ROUTES)
+    if only in (None, provider)
+]
+
+
+@pytest.fixture(scope="module")
+def new_servers():
+    recordings = PROJECT_DIR / "recordings"
+    with (
+        serve_recording(
+            load_recording(recordings / "repair_responses.json"), request_timeout=0.5
+        ) as responses,
+        serve_recording(
+            load_recording(recordings / "repair_gemini.json"), request_timeout=0.5
+        ) as gemini,
+    ):
+        yield {"openai-responses": responses, "gemini": gemini}
+
+
+@pytest.mark.parametrize("provider, name", NEW_CASES)
+def test_a_hostile_request_to_the_responses_or_gemini_api_gets_its_4xx_and_the_server_goes_on(
+    provider, name, new_servers, safety_tally
+):
+    safety_tally["hostile HTTP requests"] += 1
+    server = new_servers[provider]
+    _, body, headers, route, status, words = NEW_HOSTILE[name]
+    got_status, answer, _ = exchange(
+        server.url, post(route or NEW_ROUTES[provider], body(provider), **headers)
+    )
+    assert got_status == status, answer
+    error = answer["error"]
+    assert words in error["message"], error
+    assert {"openai-responses": "param", "gemini": "status"}[provider] in error
+    assert server.errors == []
+    listed = f"GET {NEW_LISTS[provider]} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    assert exchange(server.url, listed)[0] == 200

@@ -287,6 +287,7 @@ class Anthropic:
     ``tool_result`` blocks in one ``user`` message."""
 
     name = "anthropic"
+    reply_role = "assistant"
 
     def assembler(self) -> AnthropicAssembler:
         return AnthropicAssembler()

@@ -44,6 +44,8 @@ class ToolMessages:
     """Sizes, calls and results of a conversation whose assistant messages list
     ``tool_calls`` and whose results are ``tool`` messages, one per call."""
 
+    reply_role = "assistant"
+
     def sizes(self, message: Message) -> dict[str, int]:
         calls = message.get("tool_calls") or ()
         return {
