@@ -147,7 +147,7 @@ class GeminiModel(SSEModel):
             ) from exc
 
     def names(self, listed: dict) -> list:
-        """The models a list names (``models/gemini-2.5-flash`` is ``gemini-2.5-flash``)."""
+        """The models a list names (``models/NAME`` is ``NAME``)."""
         models = listed.get("models") if isinstance(listed, dict) else None
         return [
             entry.get("name", "").removeprefix("models/")
