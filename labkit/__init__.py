@@ -73,6 +73,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
     TOUR_LIMITS,
@@ -146,6 +147,8 @@ __all__ = [
     "conversation_steps",
     "failure_cases",
     "lesson_model",
+    "check_parameters",
+    "PROVIDER_PARAMETERS",
     "load_recording",
     "recording_path",
     "run_attempt",

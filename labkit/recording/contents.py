@@ -26,7 +26,7 @@ import math
 from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
-from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
+from ..harness.sample import SAMPLE_DIR, TEST_FILE, check_sample, file_sha256
 from ..models.provenance import SOURCES
 from .harness_setup import setup_problem
 
@@ -265,6 +265,7 @@ def _mcp_problem(mcp) -> str | None:
 
 
 def _sample_mismatch(recording: dict) -> str | None:
+    check_sample()  # a sample changed in place is named as such, not blamed on the recording
     recorded = recording["test_file_sha256"]["before"]
     current = file_sha256(SAMPLE_DIR / TEST_FILE)
     if recorded != current:

@@ -98,7 +98,9 @@ LEARNERS = {
             "check_result_messages", "one user message per result for Anthropic"
         ),
         "check_policy": wrong("check_policy", "substring matching on the joined text"),
-        "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
+        "check_gate_stops": wrong(
+            "check_gate_stops", "forgets that the person now denies the first question"
+        ),
         "check_head_and_tail": wrong(
             "check_head_and_tail", "quadratic: matches the marker on a slice at every position"
         ),
