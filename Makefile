@@ -115,6 +115,7 @@ bench: setup
 	$(BIN)/python bench/linear_check.py
 	$(BIN)/python bench/autograde.py
 	$(BIN)/python bench/sample_test_runs.py
+	$(BIN)/python bench/extension_calls.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/suite.py
 

@@ -20,8 +20,10 @@ Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 (``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
 standard toolkit (``Toolkit``, ``apply_edit``, ``parse_search_replace``) and the probes
 that measured a real model's first tool choice (``load_probes``, ``choice_counts``,
-``sampled_choice_counts``) and the prompt its server built (``server_prompt``); lesson 12 a
-sandbox under the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
+``sampled_choice_counts``) and the prompt its server built (``server_prompt``). Lesson 11
+adds tools from an MCP server (``MCPTools``, ``tool_schema_of``, ``result_of``) and hooks
+(``load_hooks``, ``HookSet``, ``PythonHook``, ``decision_of``); lesson 12 a sandbox under
+the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -41,6 +43,7 @@ from .harness import (
     Checks,
     OllamaAssembler,
     RepoTools,
+    ToolCall,
     Tools,
     Turn,
     agent_events,
@@ -54,8 +57,11 @@ from .harness import (
 from .harness.budget import Budget, compact, head_and_tail
 from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
 from .harness.edits import apply_edit
+from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
-from .harness.prompt import BUDGET_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
+from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
+from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.search_replace import apply_search_replace, parse_search_replace
@@ -63,7 +69,9 @@ from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
 from .harness.toolkit import NUDGES, ReadTools, Toolkit
 from .harness.workspace import Workspace
+from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
+from .lessons.hook_programs import hook_command
 from .lessons.lesson import (
     LessonError,
     LessonRun,
@@ -72,6 +80,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
     TOUR_LIMITS,
@@ -97,6 +106,7 @@ from .recording import (
     load_recording,
     recorded_answers,
     recording_path,
+    replay_attempt,
     replay_harness,
     run_attempt,
     save_recording,
@@ -157,6 +167,8 @@ __all__ = [
     "conversation_steps",
     "failure_cases",
     "lesson_model",
+    "check_parameters",
+    "PROVIDER_PARAMETERS",
     "load_recording",
     "recording_path",
     "run_attempt",
@@ -216,6 +228,24 @@ __all__ = [
     "sampled_choice_counts",
     "server_prompt",
     "tool_tokens",
+    # lesson 11
+    "CommandHook",
+    "EXTENSION_TASK",
+    "FORMATS",
+    "HookSet",
+    "MCPTools",
+    "MCPTrafficView",
+    "PythonHook",
+    "ToolCall",
+    "decision_of",
+    "fault_run",
+    "hook_command",
+    "load_hooks",
+    "replay_attempt",
+    "result_of",
+    "server_gone",
+    "tool_schema_of",
+    "traffic_line",
     # lesson 12
     "Limits",
     "SANDBOX_PROFILES",
@@ -234,6 +264,7 @@ __all__ = [
 _ON_FIRST_USE = {
     "ChunkStepper": ".lessons.widgets",
     "ConversationView": ".lessons.widgets",
+    "MCPTrafficView": ".lessons.widgets",
     "ApprovalPanel": ".lessons.gate_widget",
     "SchemaInspector": ".lessons.toolkit_widgets",
     "SearchReplaceStepper": ".lessons.toolkit_widgets",

@@ -4,7 +4,7 @@ Read it in this order, and follow one request from start to end without leaving
 this folder:
 
 - ``contracts.py``: every plug-in the loop takes (a model, tools, a wire format, a gate,
-  a budget), the :class:`Turn` a reply is folded into, and what each event holds;
+  a budget, hooks), the :class:`Turn` a reply is folded into, and what each event holds;
 - ``loop.py``: ``agent_events``, the loop itself;
 - ``formats/``: what is per provider, one module each (``ollama.py``, ``openai.py``,
   ``anthropic.py``): how a reply streams in and is folded into a turn, how results go back;
@@ -18,10 +18,13 @@ safely), ``atomic.py`` (writing files whole), and the pieces of the later lesson
 ``shell.py`` (a shell tool) with ``byte_cuts.py`` (its output cut between characters),
 ``gate.py`` (a permission gate) with ``shell_syntax.py``, ``shell_words.py`` and
 ``shell_programs.py`` (the commands a shell string would run), ``conversation.py``
-(measuring a conversation), ``budget.py`` (the context budget), and ``sandbox.py``
-with ``sandbox_launch.py`` and ``process_cap.py`` (a bubblewrap sandbox under the gate,
-lesson 12). This package imports only the standard library and itself: the models,
-recordings, lessons and grading are built on it, not in it.
+(measuring a conversation), ``budget.py`` (the context budget), ``hooks.py`` with
+``hook_process.py`` (programs the user configures around every call, lesson 11),
+``mcp_client.py`` with ``mcp_tools.py`` and ``json_schema.py`` (tools that live in another
+process, over the Model Context Protocol, lesson 11), and ``sandbox.py`` with
+``sandbox_launch.py`` and ``process_cap.py`` (a bubblewrap sandbox under the gate, lesson
+12). This package imports only the standard library and itself: the models, recordings,
+lessons and grading are built on it, not in it.
 """
 
 from .contracts import EVENT_TYPES, STOP_REASONS, Chat, ToolCall, Tools, Turn, tool_names

@@ -3,10 +3,12 @@
 The loop (``loop.py``) talks to a model through one call, ``chat(messages,
 tool_schemas)``, and to tools through ``schemas`` and ``invoke(name, arguments)``; the
 wire format the model speaks folds the reply into a :class:`Turn` and shapes the results
-that go back; an optional gate decides whether each call runs, and an optional budget may
-shorten the conversation before each request. Each is a :class:`typing.Protocol` here, so
-an implementation needs no base class, only the right shape: a live model, a replayed
-recording and a scripted one are the same to the loop, and so are any tools.
+that go back; an optional gate decides whether each call runs, an optional budget may
+shorten the conversation before each request, and optional hooks run at five points of a
+run (:data:`HOOK_POINTS`) and say what to change there (:class:`HookDecision`). Each is a
+:class:`typing.Protocol` here, so an implementation needs no base class, only the right
+shape: a live model, a replayed recording and a scripted one are the same to the loop,
+and so are any tools.
 
 Events are plain dicts (easy to print, save and compare); the ``TypedDict`` classes below
 say which keys each kind has and what they hold. (Their annotations are evaluated at
@@ -52,6 +54,14 @@ class Tools(Protocol):
     schemas: list[dict]
 
     def invoke(self, name: str, arguments: dict) -> dict: ...
+
+
+class ToolsFailed(Exception):
+    """Raised by ``Tools.invoke`` when the tools can run nothing more: the process that
+    serves them exited, or broke its protocol (an MCP server writing garbage on stdout).
+    The loop ends the run as ``tools_failed`` with its text; it is not one of the errors a
+    model can correct by asking again, so it is not a ``ValueError``, ``TypeError`` or
+    ``OSError``."""
 
 
 class PermissionFields(TypedDict):
@@ -119,6 +129,115 @@ class StopDetail(Protocol):
     mismatch, say): the loop puts ``stop_detail`` in front of its text in the stop's detail."""
 
     stop_detail: str
+
+
+# --- Hooks: programs the user configured, run at five points of a run ----------------------
+
+#: Where the loop runs hooks, in the order a run meets them. ``run_start``: once, before the
+#: first request (a hook may add context, kept in the conversation). ``before_request``:
+#: before each request (a hook may add a labelled part to that request only).
+#: ``before_tool``: before each call (allow; deny, with a reason the model reads; or replace
+#: the arguments). ``after_tool``: after each call that ran (add to or replace the result
+#: the model sees, never change which call ran). ``stop``: when the model ends its work
+#: (deny the stop once, with a reason, sending the model back to work).
+HOOK_POINTS = ("run_start", "before_request", "before_tool", "after_tool", "stop")
+HookPoint = Literal["run_start", "before_request", "before_tool", "after_tool", "stop"]
+#: What each point lets a hook do, by the fields of its decision.
+HOOK_CHANGES = {
+    "run_start": ("context",),
+    "before_request": ("context",),
+    "before_tool": ("deny", "arguments"),
+    "after_tool": ("context", "result"),
+    "stop": ("deny",),
+}
+
+
+class HookFields(TypedDict):
+    """What one hook decided at one point: the fields of a ``hook`` event."""
+
+    hook: str  # its name, as configured
+    point: HookPoint
+    decision: Literal["allow", "deny"]  # deny: before_tool, the call does not run; stop, no stop
+    reason: NotRequired[str]  # why it denied, for the model
+    context: NotRequired[str]  # text it adds: to the conversation, a request or a result
+    arguments: NotRequired[dict]  # before_tool: the arguments the call runs with instead
+    result: NotRequired[dict]  # after_tool: the result the model reads instead
+    failure: NotRequired[str]  # the hook failed (see hooks.FAILURES): decision is the default
+    detail: NotRequired[str]  # what the failure was, in words
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """One hook's decision at one point, checked against what that point allows
+    (:data:`HOOK_CHANGES`): an ``after_tool`` hook cannot give arguments, so it can never
+    change which call ran, and only ``before_tool`` and ``stop`` can deny.
+
+    ``failure`` names how the hook failed (``hooks.py``); ``decision`` is then the point's
+    default, chosen by the harness that ran it, never by the hook."""
+
+    hook: str
+    point: HookPoint
+    decision: Literal["allow", "deny"] = "allow"
+    reason: str | None = None
+    context: str | None = None
+    arguments: dict | None = None
+    result: dict | None = None
+    failure: str | None = None
+    detail: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.point not in HOOK_CHANGES:
+            raise ValueError(f"a hook point is one of {HOOK_POINTS}, not {self.point!r}")
+        if self.decision not in ("allow", "deny"):
+            raise ValueError(f"a hook decides 'allow' or 'deny', not {self.decision!r}")
+        may = HOOK_CHANGES[self.point]
+        given = [
+            name for name in ("context", "arguments", "result") if getattr(self, name) is not None
+        ]
+        given += ["deny"] if self.decision == "deny" else []
+        refused = [name for name in given if name not in may]
+        if refused:
+            raise ValueError(
+                f"a {self.point} hook cannot give {' or '.join(refused)}; it may give "
+                f"{', '.join(may)}"
+            )
+        if self.decision == "deny" and self.arguments is not None:
+            raise ValueError("a hook that denies a call cannot also give it arguments")
+        if self.decision == "deny" and self.reason is None and self.failure is None:
+            raise ValueError("a hook that denies must say why (reason), for the model to read")
+
+    def event_fields(self) -> HookFields:
+        """What a ``hook`` event records: the fields that say something."""
+        fields = {"hook": self.hook, "point": self.point, "decision": self.decision}
+        for name in ("reason", "context", "arguments", "result", "failure", "detail"):
+            value = getattr(self, name)
+            if value is not None:
+                fields[name] = value
+        return fields
+
+    def refusal(self) -> str:
+        """What the model reads when this decision denies: who, and why."""
+        if self.failure is not None:
+            return (
+                f"the hook '{self.hook}' failed ({self.failure}: {self.detail}), and a "
+                f"{self.point} hook that cannot answer denies"
+            )
+        return f"the hook '{self.hook}' denied it: {self.reason}"
+
+
+class Hooks(Protocol):
+    """The hooks of a run (``hooks.py``: commands configured in a file, Python functions).
+
+    ``run(point, event)`` runs every hook configured for ``point`` whose matcher matches
+    (at the tool points, on the tool's name), in order, and returns their decisions. A
+    hook that hangs, crashes or answers garbage is not an exception here: its decision
+    names the failure and carries the point's default. ``event`` holds what the point
+    knows (``turn``, and ``task``, ``messages``, ``tool``, ``arguments``, ``result`` or
+    ``text``); a later hook at the same point sees the arguments or result an earlier one
+    gave.
+    """
+
+    def run(self, point: HookPoint, event: dict) -> list[HookDecision]: ...
 
 
 # --- Wire formats: how a reply streams in and how results go back -------------------------
@@ -202,6 +321,16 @@ class WireFormat(Protocol):
         """The messages that carry one turn's results back, in the calls' order."""
         ...
 
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """One tool as this API declares it in a request (the loop's own ``tools.schemas``
+        are Ollama's and OpenAI's shape; a model of another API converts them with this).
+        Raises ``ValueError`` for a name this API refuses (see ``tool_name_problem``)."""
+        ...
+
+    def tool_name_problem(self, name: str) -> str | None:
+        """Why this API refuses ``name`` as a tool's name, or None when it takes it."""
+        ...
+
     # How a conversation in this format is measured and shortened (``conversation.py``,
     # ``budget.py``): each format knows where its messages keep text, calls and results.
 
@@ -273,6 +402,8 @@ STOP_REASONS = {
     "model_error": "calling the model raised an error (its text is in 'error')",
     "max_turns": "the budget of model requests was spent; the last turn's tools ran, "
     "but no further request was made",
+    "tools_failed": "the tools can run nothing more: the process serving them exited or "
+    "broke its protocol (the detail says how); the call that found it got no result",
 }
 StopReason = Literal[
     "assistant_finished",
@@ -281,6 +412,7 @@ StopReason = Literal[
     "malformed_model_turn",
     "model_error",
     "max_turns",
+    "tools_failed",
 ]
 
 
@@ -322,6 +454,16 @@ class Permission(PermissionFields):
     name: str
 
 
+class HookRan(HookFields):
+    """A hook ran and decided (only when the loop was given hooks). ``turn`` is 0 at
+    ``run_start``; ``name`` is the tool's at ``before_tool`` and ``after_tool``."""
+
+    type: Literal["hook"]
+    time: float
+    turn: int
+    name: NotRequired[str]
+
+
 class ToolResult(TypedDict):
     """What the tool gave; it goes back to the model as a tool message."""
 
@@ -345,13 +487,14 @@ class Stopped(TypedDict):
     error: NotRequired[str]  # the model side's error text, for model_error only
 
 
-Event = ModelStart | TextDelta | ToolStart | Permission | ToolResult | Stopped
+Event = ModelStart | TextDelta | ToolStart | Permission | HookRan | ToolResult | Stopped
 #: Each event type's description, by its ``type``.
 EVENT_TYPES = {
     "model_start": ModelStart,
     "text_delta": TextDelta,
     "tool_start": ToolStart,
     "permission": Permission,
+    "hook": HookRan,
     "tool_result": ToolResult,
     "stopped": Stopped,
 }

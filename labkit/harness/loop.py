@@ -5,15 +5,26 @@ kind), so a lesson can watch a run step by step, a recorder can save it and a te
 check it. The loop never runs a tool from a turn that did not finish cleanly, and it
 always ends with exactly one ``stopped`` event.
 
-Three small pieces plug into it (each a Protocol in ``contracts.py``): the wire format a
+Small pieces plug into it (each a Protocol in ``contracts.py``): the wire format a
 model speaks (``formats/``: how a reply streams in and how results go back; Ollama's
 unless the chat says otherwise), and, optionally, a permission ``gate`` between an
-assembled call and its dispatch (``gate.py``) and a ``budget`` that may shorten the
-conversation before each request (``budget.py``). The loop stays the same for all of them.
+assembled call and its dispatch (``gate.py``), a ``budget`` that may shorten the
+conversation before each request (``budget.py``), and ``hooks`` run at five points
+(``hooks.py``): at the run's start, before each request, before and after each call, and
+at the stop. The loop stays the same for all of them: a point asks the hooks, records
+what each decided as a ``hook`` event, and applies the decisions (each already checked
+against what its point allows: ``contracts.HookDecision``).
+
+One call goes through ``_one_call``: the ``before_tool`` hooks (which may deny it or
+replace its arguments), then the gate (on the arguments that will run), the tool, and the
+``after_tool`` hooks (which may add to or replace its result). A stop the model chose goes
+to the ``stop`` hooks first; one of them may send the model back to work, once per run,
+with its reason as a user message: the extra requests come out of the same ``max_turns``.
 
 Only the model side may fail quietly: whatever ``chat`` raises, when called or while
-its reply streams, ends the run as ``model_error``. An error in the loop's own work
-(assembling the turn, keeping the conversation) is a bug, and it propagates.
+its reply streams, ends the run as ``model_error``; and tools that can run nothing more
+(``ToolsFailed``: their server exited) end it as ``tools_failed``. An error in the loop's
+own work (assembling the turn, keeping the conversation) is a bug, and it propagates.
 
 Nothing the loop hands out can change what it does next. Each message is frozen
 (``frozen.py``) when it joins the conversation, and so are the tool schemas at the
@@ -23,7 +34,7 @@ request costs the loop a list of pointers, not a copy of the conversation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from time import monotonic
 
 from .contracts import (
@@ -31,12 +42,17 @@ from .contracts import (
     Chat,
     Event,
     Gate,
+    HookDecision,
+    HookPoint,
+    Hooks,
     Message,
     ModelStart,
     Permission,
     Stopped,
+    ToolCall,
     ToolResult,
     Tools,
+    ToolsFailed,
     ToolStart,
     WireFormat,
     tool_names,
@@ -44,6 +60,7 @@ from .contracts import (
 from .formats import format_of, named
 from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
+from .words import counted
 
 MAX_TURNS = 8  # the default budget of model requests for one attempt
 #: Errors a tool may raise to tell the model it asked for something wrong.
@@ -58,6 +75,7 @@ def agent_events(
     max_turns: int = MAX_TURNS,
     gate: Gate | None = None,
     budget: Budget | None = None,
+    hooks: Hooks | None = None,
 ) -> Iterator[Event]:
     """Run one attempt at ``task`` and yield its events.
 
@@ -66,7 +84,8 @@ def agent_events(
     ``tools`` has ``schemas`` and ``invoke(name, arguments)``. ``max_turns`` bounds the
     number of model requests. ``gate.review(name, arguments)``, if given, decides whether
     each call runs; ``budget(messages)``, if given, returns the conversation to keep and
-    send before each request; a budget that names a ``wire_format`` must name the chat's.
+    send before each request; a budget that names a ``wire_format`` must name the chat's;
+    ``hooks.run(point, event)``, if given, runs the hooks at each of the five points.
     """
     wire = format_of(chat)
     measured_in = getattr(budget, "wire_format", None)
@@ -75,7 +94,26 @@ def agent_events(
             f"the budget measures {named(measured_in).name} messages, but the chat speaks "
             f"{wire.name}: give it wire_format={wire.name!r}"
         )
-    return _run(chat, wire, tools, task, positive_int(max_turns, "max_turns"), gate, budget)
+    return _run(
+        chat,
+        wire,
+        tools,
+        task,
+        positive_int(max_turns, "max_turns"),
+        gate,
+        budget,
+        hooks or NO_HOOKS,
+    )
+
+
+class _NoHooks:
+    """The hooks of a run that has none: every point asks, and nothing answers."""
+
+    def run(self, point: HookPoint, event: dict) -> list[HookDecision]:
+        return []
+
+
+NO_HOOKS = _NoHooks()
 
 
 def positive_int(value: object, name: str) -> int:
@@ -101,6 +139,7 @@ def _run(
     max_turns: int,
     gate: Gate | None,
     budget: Budget | None,
+    hooks: Hooks,
 ) -> Iterator[Event]:
     messages: list[Message] = [
         freeze({"role": "system", "content": SYSTEM_PROMPT}),
@@ -109,6 +148,7 @@ def _run(
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
     names = tool_names(schemas)
     calls_run = 0
+    stop_denied = False  # a stop hook may send the model back to work once per run
 
     def stopped(reason: str, turns: int, detail: str, **extra: str) -> Stopped:
         return Stopped(
@@ -122,15 +162,25 @@ def _run(
             **extra,
         )
 
+    decisions = hooks.run("run_start", {"turn": 0, "task": task, "tools": list(names)})
+    yield from _hook_events(decisions, 0)
+    context = _context(decisions)
+    if context is not None:  # kept: every request carries it from now on
+        messages.append(freeze(user_part(context)))
+
     for turn_number in range(1, max_turns + 1):
         if budget is not None:
             messages = [freeze(message) for message in budget(list(messages))]
+        decisions = hooks.run("before_request", {"turn": turn_number, "messages": list(messages)})
+        yield from _hook_events(decisions, turn_number)
+        part = _context(decisions)  # sent with this request only, never kept
+        request = list(messages) if part is None else [*messages, freeze(user_part(part))]
         yield ModelStart(
             type="model_start",
             time=monotonic(),
             turn=turn_number,
             tools=list(names),
-            messages=list(messages),
+            messages=list(request),
         )
         # Read the reply. Only what the model side raises (calling chat, or reading its next
         # chunk) ends the run as model_error; an error in the assembler is a bug and propagates.
@@ -138,7 +188,7 @@ def _run(
         add = assembler.add
         try:
             try:
-                stream = chat(list(messages), schemas)
+                stream = chat(list(request), schemas)
                 chunks = iter(stream)
             except Exception as exc:
                 yield _model_error(stopped, turn_number, exc)
@@ -170,48 +220,100 @@ def _run(
 
         messages.append(turn.message)  # read-only already
         if not turn.calls:
-            if turn.text.strip():
-                yield stopped("assistant_finished", turn_number, "the model gave its final answer")
+            reason = "assistant_finished" if turn.text.strip() else "empty_response"
+            decisions = hooks.run(
+                "stop",
+                {"turn": turn_number, "reason": reason, "text": turn.text, "denied": stop_denied},
+            )
+            yield from _hook_events(decisions, turn_number)
+            denial = next((d for d in decisions if d.decision == "deny"), None)
+            if denial is not None and not stop_denied:  # back to work, on the same budget
+                stop_denied = True
+                messages.append(freeze(user_part(f"[hook {denial.hook}] {denial.reason}")))
+                continue
+            if reason == "assistant_finished":
+                yield stopped(reason, turn_number, "the model gave its final answer")
             else:
-                yield stopped(
-                    "empty_response", turn_number, "the reply had no text and no tool calls"
-                )
+                yield stopped(reason, turn_number, "the reply had no text and no tool calls")
             return
 
         results = []
         for call in turn.calls:
-            yield ToolStart(
-                type="tool_start",
-                time=monotonic(),
-                turn=turn_number,
-                name=call.name,
-                arguments=call.arguments,
-            )
-            decision = gate.review(call.name, call.arguments) if gate is not None else None
-            if decision is not None:
-                yield Permission(
-                    type="permission",
-                    time=monotonic(),
-                    turn=turn_number,
-                    name=call.name,
-                    **decision.event_fields(),
-                )
-            if decision is None or decision.allowed:
-                result = call_tool(tools, call.name, call.arguments)
-                calls_run += 1
-            else:
-                result = decision.tool_result()
+            try:
+                result, ran = yield from _one_call(call, turn_number, tools, gate, hooks)
+            except ToolsFailed as exc:
+                yield stopped("tools_failed", turn_number, f"{call.name}: {exc}")
+                return
+            calls_run += ran
             results.append(result)
-            yield ToolResult(
-                type="tool_result",
-                time=monotonic(),
-                turn=turn_number,
-                name=call.name,
-                result=result,
-            )
         messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
-    yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")
+    budget = counted(max_turns, "model request")
+    yield stopped("max_turns", max_turns, f"the budget of {budget} is spent")
+
+
+def _one_call(
+    call: ToolCall, turn: int, tools: Tools, gate: Gate | None, hooks: Hooks
+) -> Generator[Event, None, tuple[dict, bool]]:
+    """Everything one call goes through, yielding its events (the last is its
+    ``tool_result``); returns ``(result, whether the tool ran)``. Raises ``ToolsFailed``."""
+    yield ToolStart(
+        type="tool_start", time=monotonic(), turn=turn, name=call.name, arguments=call.arguments
+    )
+    arguments = call.arguments
+    decisions = hooks.run("before_tool", {"turn": turn, "tool": call.name, "arguments": arguments})
+    yield from _hook_events(decisions, turn, call.name)
+    for decision in decisions:
+        if decision.arguments is not None:  # a later hook saw them already (Hooks.run)
+            arguments = freeze(decision.arguments)
+    denial = next((d for d in decisions if d.decision == "deny"), None)
+    # the gate judges the arguments that would run, so no hook can slip a command past it
+    verdict = gate.review(call.name, arguments) if gate is not None and denial is None else None
+    if verdict is not None:
+        yield Permission(
+            type="permission", time=monotonic(), turn=turn, name=call.name, **verdict.event_fields()
+        )
+    ran = denial is None and (verdict is None or verdict.allowed)
+    if denial is not None:
+        result = {"error": f"{denial.refusal()}. The call did not run."}
+    elif verdict is not None and not verdict.allowed:
+        result = verdict.tool_result()
+    else:
+        result = call_tool(tools, call.name, arguments)
+        decisions = hooks.run(
+            "after_tool",
+            {"turn": turn, "tool": call.name, "arguments": arguments, "result": result},
+        )
+        yield from _hook_events(decisions, turn, call.name)
+        for decision in decisions:
+            if decision.result is not None:
+                result = decision.result
+        context = _context(decisions)
+        if context is not None:
+            result = {**result, "hook_context": context}
+    yield ToolResult(type="tool_result", time=monotonic(), turn=turn, name=call.name, result=result)
+    return result, ran
+
+
+def user_part(text: str) -> Message:
+    """A message the harness adds on a hook's behalf, as the user's (every API takes one)."""
+    return {"role": "user", "content": text}
+
+
+def _context(decisions: list[HookDecision]) -> str | None:
+    """The text the hooks at one point added, each part labelled with its hook; None if none."""
+    parts = [f"[hook {d.hook}] {d.context}" for d in decisions if d.context]
+    return "\n\n".join(parts) if parts else None
+
+
+def _hook_events(
+    decisions: list[HookDecision], turn: int, name: str | None = None
+) -> Iterator[Event]:
+    for decision in decisions:
+        event = {"type": "hook", "time": monotonic(), "turn": turn, **decision.event_fields()}
+        if name is not None:
+            event["name"] = name
+        yield event
 
 
 def _model_error(stopped, turn_number: int, exc: BaseException) -> Stopped:

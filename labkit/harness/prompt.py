@@ -1,6 +1,7 @@
 """The words the model is given: the system prompt, the course's repair task, and the same
 task as lessons 07 (a shell behind a gate), 08 (a context budget), 09 (the standard
-toolkit; SEARCH/REPLACE blocks instead of tools) and 12 (a sandbox under the gate) give it."""
+toolkit; SEARCH/REPLACE blocks instead of tools), 11 (tools from an MCP server) and 12 (a
+sandbox under the gate) give it."""
 
 SYSTEM_PROMPT = """\
 You are repairing a small Python repository through tools. You can only act by calling them.
@@ -29,6 +30,12 @@ SHELL_TASK = REPAIR_TASK + (
 BUDGET_TASK = REPAIR_TASK + (
     " Keep the conversation small: read only the lines you need (read_file takes offset "
     "and limit). You also have run_command, which runs a program in the repository's folder."
+)
+
+EXTENSION_TASK = REPAIR_TASK + (
+    " This time your tools come from an MCP server: read_file and edit_file take a 'path' "
+    "relative to the repository's root, edit_file replaces one exact piece of text in that "
+    "file, and run_tests runs the tests."
 )
 
 SANDBOX_TASK = SHELL_TASK + (

@@ -39,7 +39,7 @@ from .toolset import tool
 DEFAULT_TIMEOUT = 10.0  # seconds; enough for the sample's tests, short enough to wait for
 MAX_TIMEOUT = 60.0  # the most a model may ask for
 MAX_OUTPUT = 4_000  # bytes of each stream the model sees: the first and last 2,000
-PYTHON_NAMES = ("python", "python3")  # run as the harness's own interpreter (see _program)
+PYTHON_NAMES = ("python", "python3")  # run as the harness's own interpreter (see find_program)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def run_command(
     command = _checked_command(command)
     timeout = _checked_timeout(timeout)
     env = child_environment()
-    program = _program(command[0], Path(root), env)
+    program = find_program(command[0], Path(root), env)
     with confined(sandbox, [program, *command[1:]], Path(root), env) as argv:
         try:
             process = subprocess.Popen(
@@ -150,7 +150,7 @@ class ShellTools(RepoTools):
 SCHEMA = ShellTools.run_command.schema
 
 
-def _program(name: str, root: Path, env: dict) -> str:
+def find_program(name: str, root: Path, env: dict) -> str:
     """The program file ``name`` stands for, found as the child would find it (the reaper
     starts it, so a missing program must be caught here, with advice for the model).
 

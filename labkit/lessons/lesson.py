@@ -23,7 +23,7 @@ from ..recording.attempt import run_attempt
 from ..recording.files import load_recording
 
 REPLAY_INSTEAD = (
-    'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
+    'To follow the lesson from its recording instead, set MODE = "replay" in the parameters cell.'
 )
 
 
@@ -127,15 +127,17 @@ def run_lesson(
     tools: str = "repo",
     gate=None,
     budget=None,
+    hooks: dict | None = None,
     sandbox=None,
 ) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
-    ``tools``, ``gate``, ``budget`` and ``sandbox`` set up the harness as ``run_attempt``
-    does (lesson 07 offers the shell behind a gate, lesson 08 a budget, lesson 12 a
-    sandbox). A run that ends in ``model_error`` (the server failed, or a replay did not
-    match) raises :class:`LessonError` with the stop's detail: the cells after it study a
-    run, and there is none to study.
+    ``tools``, ``gate``, ``budget``, ``hooks`` and ``sandbox`` set up the harness as
+    ``run_attempt`` does (lesson 07 offers the shell behind a gate, lesson 08 a budget,
+    lesson 11 the tools of an MCP server, ``tools="mcp"``, and hooks, lesson 12 a sandbox).
+    A run that ends in ``model_error`` (the server failed, or a replay did not match)
+    raises :class:`LessonError` with the stop's detail: the cells after it study a run,
+    and there is none to study.
     """
     recording, events = run_attempt(
         chat,
@@ -145,6 +147,7 @@ def run_lesson(
         tools=tools,
         gate=gate,
         budget=budget,
+        hooks=hooks,
         sandbox=sandbox,
     )
     stop = events[-1]

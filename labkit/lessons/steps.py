@@ -11,7 +11,8 @@ assembler deciding whether the turn may be dispatched. It folds the stream again
 the step shown (time in proportion to the step: fine for the turns a lesson shows).
 ``conversation_story`` turns a run's message snapshots into a list that grows one
 message at a time, each step saying what was appended and by whom (and, in a run with
-a permission gate or a budget, what the gate decided and what the budget replaced).
+a permission gate, a budget or hooks, what the gate decided, what the budget replaced
+and what each hook did).
 
 Pure: no widgets, no clock, no I/O.
 """
@@ -296,6 +297,8 @@ class ConversationStep:
     note: str  # the request it is, or what must still happen before the next one
     #: the permission gate's decision on each tool message, by its index (runs with a gate)
     gate: dict = field(default_factory=dict)
+    #: the hook events behind each message, by its index (runs with hooks)
+    hooks: dict = field(default_factory=dict)
 
 
 def conversation_steps(events) -> list[list[dict]]:
@@ -311,7 +314,10 @@ def conversation_story(events) -> list[ConversationStep]:
     ``stopped`` fix the list; between two snapshots the new messages come one by one.
     A run with a budget may have replaced old tool results before a request: that is a
     step of its own. A run with a gate has a ``permission`` event for each call: each
-    tool message's step says what the gate decided.
+    tool message's step says what the gate decided. A run with hooks has ``hook`` events:
+    each message a hook stands behind says so (a denied call's refusal, the context a
+    ``run_start`` hook added, the reason a ``stop`` hook sent the model back with), and a
+    part a ``before_request`` hook added to one request only is a step of its own.
     """
     if isinstance(events, dict):
         raise ValueError(
@@ -333,34 +339,102 @@ def conversation_story(events) -> list[ConversationStep]:
             "a recording's saved 'events'"
         )
     decisions = iter(_decisions(events))
-    gate = {}
+    notes = _HookNotes(events)
+    gate, hooks = {}, {}
     lists, captions, requests = [], [], {}  # requests: step index -> the turn it is sent for
-    previous = list(snapshots[0]["messages"])
+    first = list(snapshots[0]["messages"])
+    previous = notes.kept(snapshots[0], first)
     lists.append(previous)
-    captions.append(_first_caption(previous))
+    captions.append(_first_caption(previous, bool(notes.start)))
+    if notes.start:
+        hooks[2] = notes.start  # the message after the system prompt and the task
+    if len(first) > len(previous):
+        hooks[len(first) - 1] = notes.parts.get(snapshots[0]["turn"], [])
+        lists.append(first)
+        captions.append(PART_CAPTION)
+    if snapshots[0]["type"] == "model_start":
+        requests[len(lists) - 1] = snapshots[0]["turn"]
     for snapshot in snapshots[1:]:
         current = list(snapshot["messages"])
-        _check_continues(previous, current)
-        for length in range(len(previous) + 1, len(current) + 1):
-            messages = previous + current[len(previous) : length]
-            if messages[-1].get("role") == "tool":
+        kept = notes.kept(snapshot, current)
+        _check_continues(previous, kept)
+        for length in range(len(previous) + 1, len(kept) + 1):
+            messages = previous + kept[len(previous) : length]
+            role = messages[-1].get("role")
+            behind = []
+            if role == "tool":
                 gate[length - 1] = next(decisions, None)
+                behind = next(notes.calls, [])
+            elif role == "user" and len(messages) > 1 and messages[-2].get("role") == "assistant":
+                behind = notes.stop_denials.pop(0) if notes.stop_denials else []
+            if behind:
+                hooks[length - 1] = behind
             lists.append(messages)
-            captions.append(_appended_caption(messages, gate.get(length - 1)))
-        if current[: len(previous)] != previous:
+            captions.append(_appended_caption(messages, gate.get(length - 1), behind))
+        if kept[: len(previous)] != previous:
+            lists.append(kept)
+            captions.append(_compacted_caption(lists[-2], kept))
+        if len(current) > len(kept):
+            hooks[len(current) - 1] = notes.parts.get(snapshot.get("turn"), [])
             lists.append(current)
-            captions.append(_compacted_caption(lists[-2], current))
+            captions.append(PART_CAPTION)
         if snapshot["type"] == "model_start":
             requests[len(lists) - 1] = snapshot["turn"]
-        previous = current
-    if snapshots[0]["type"] == "model_start":
-        requests.setdefault(0, snapshots[0]["turn"])
+        previous = kept
     gate = {index: event for index, event in gate.items() if event is not None}
     stop = snapshots[-1] if snapshots[-1]["type"] == "stopped" else None
     return [
-        ConversationStep(messages, caption, _note(index, lists, requests, stop), gate)
+        ConversationStep(
+            messages,
+            caption,
+            _note(index, lists, requests, stop),
+            gate,
+            {number: found for number, found in hooks.items() if number < len(messages)},
+        )
         for index, (messages, caption) in enumerate(zip(lists, captions))
     ]
+
+
+PART_CAPTION = (
+    "a before_request hook added a labelled part to this request only: it is sent once, and "
+    "not kept in the conversation"
+)
+
+
+class _HookNotes:
+    """A run's hook events, sorted by the message each stands behind: the ``run_start``
+    ones, the ``before_request`` ones by turn (when they added a part), the tool ones by
+    call (in order), and the ``stop`` ones whose deny sent the model back (in order)."""
+
+    def __init__(self, events: list) -> None:
+        self.start: list = []
+        self.parts: dict = {}
+        calls, stops, pending = [], [], []
+        denied_once = False
+        for event in events:
+            kind = event.get("type") if isinstance(event, dict) else None
+            point = event.get("point") if kind == "hook" else None
+            if point == "run_start" and event.get("context"):
+                self.start.append(event)
+            elif point == "before_request":
+                self.parts.setdefault(event.get("turn"), []).append(event)
+            elif point in ("before_tool", "after_tool"):
+                pending.append(event)
+            elif point == "stop" and event.get("decision") == "deny" and not denied_once:
+                denied_once = True  # the loop honours one deny per run
+                stops.append([event])
+            elif kind == "tool_result":
+                calls.append(pending)
+                pending = []
+        self.calls, self.stop_denials = iter(calls), stops
+        added = {turn for turn, found in self.parts.items() if any(e.get("context") for e in found)}
+        self.parts = {turn: self.parts[turn] for turn in added}
+
+    def kept(self, snapshot: dict, messages: list) -> list:
+        """A snapshot without the part a ``before_request`` hook added to that request only."""
+        if snapshot["type"] == "model_start" and snapshot.get("turn") in self.parts:
+            return messages[:-1]
+        return messages
 
 
 def _decisions(events) -> list:
@@ -391,16 +465,34 @@ def _check_continues(previous: list, current: list) -> None:
         )
 
 
-def _first_caption(messages: list) -> str:
+def _first_caption(messages: list, context: bool = False) -> str:
     if [m.get("role") for m in messages] == ["system", "user"]:
         return "the harness built the first request: the system prompt and the user's task"
+    if context:
+        return (
+            "the harness built the first request: the system prompt, the user's task and "
+            "the context a run_start hook added (kept for every request)"
+        )
     return f"the harness built the first request: {len(messages)} messages"
 
 
-def _appended_caption(messages: list, decision: dict | None = None) -> str:
+def _appended_caption(messages: list, decision: dict | None = None, hooks=()) -> str:
     message = messages[-1]
     role = message.get("role")
     turn = sum(m.get("role") == "assistant" for m in messages)
+    denial = next((h for h in hooks if h.get("decision") == "deny"), None)
+    if role == "user" and denial is not None:
+        return (
+            f"the stop hook {denial['hook']} denied the stop (turn {turn}): the harness "
+            "appended its reason as a user message, and the model goes back to work"
+        )
+    if role == "tool" and denial is not None:
+        failed = f" (it failed: {denial['failure']})" if denial.get("failure") else ""
+        return (
+            f"the hook {denial['hook']}{failed} denied {message.get('tool_name', 'a tool')} "
+            f"(turn {turn}): the harness appended the refusal, which the model reads "
+            "instead of a result"
+        )
     if role == "assistant":
         names = [c.get("function", {}).get("name", "?") for c in message.get("tool_calls") or []]
         if names:

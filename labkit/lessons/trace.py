@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from ..harness.words import counted
+
 PREVIEW = 100  # characters of a tool result or message shown in a trace
 
 
@@ -23,6 +25,11 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
         return f"  turn {event['turn']}: {event['name']} {short(event['arguments'], limit)}"
     if kind == "permission":
         return f"          gate: {event['verdict']}, so {event['decision']} (by {event['by']})"
+    if kind == "hook":
+        failed = f", by default: it failed ({event['failure']})" if event.get("failure") else ""
+        reason = f": {short(event['reason'], limit)}" if event.get("reason") else ""
+        said = f"{event['decision']}{failed}{reason}"
+        return f"          hook {event['hook']} ({event['point']}): {said}"
     if kind == "tool_result":
         return f"          -> {short(event['result'], limit)}"
     if kind == "stopped":
@@ -36,8 +43,8 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
             said = next((final[key] for key in ("content", "output", "parts") if key in final), "")
             lines.append(f"  turn {event['turns']}: final message {short(said, limit)}")
         lines.append(
-            f"Stopped: {event['reason']} after {event['turns']} model turns and "
-            f"{event['tool_calls']} tool calls ({event['detail']})"
+            f"Stopped: {event['reason']} after {counted(event['turns'], 'model turn')} and "
+            f"{counted(event['tool_calls'], 'tool call')} ({event['detail']})"
         )
         return "\n".join(lines)
     return None

@@ -16,6 +16,7 @@ provenance) is in ``sse_model.py``.
 
 from __future__ import annotations
 
+from ..harness.formats import ANTHROPIC
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
 from .sse_model import SSEModel
 
@@ -76,11 +77,11 @@ class AnthropicModel(SSEModel):
         asked = {
             "messages": rest,
             "tools": [
-                {
-                    "name": tool["function"]["name"],
-                    "description": tool["function"].get("description", ""),
-                    "input_schema": tool["function"].get("parameters") or {"type": "object"},
-                }
+                ANTHROPIC.tool_schema(
+                    tool["function"]["name"],
+                    tool["function"].get("description", ""),
+                    tool["function"].get("parameters") or {"type": "object"},
+                )
                 for tool in tool_schemas
             ],
         }

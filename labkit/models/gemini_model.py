@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import importlib
 
+from ..harness.formats import FORMATS
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
 from .errors import REPLAY_HINT, REPLAY_MISMATCH, ProviderError
 from .provenance import RECORDER, replayed_provenance, timestamp
 from .sse_model import SSEModel
+
+GEMINI = FORMATS["gemini"]  # declares each tool as this API does
 
 API_VERSION = "v1beta"
 #: What every request asks for besides the conversation.
@@ -100,11 +103,11 @@ class GeminiModel(SSEModel):
         if system:
             body["systemInstruction"] = {"parts": [{"text": system[0]["content"]}]}
         declarations = [
-            {
-                "name": tool["function"]["name"],
-                "description": tool["function"].get("description", ""),
-                "parametersJsonSchema": tool["function"].get("parameters") or {"type": "object"},
-            }
+            GEMINI.tool_schema(
+                tool["function"]["name"],
+                tool["function"].get("description", ""),
+                tool["function"].get("parameters") or {"type": "object"},
+            )
             for tool in tool_schemas
         ]
         if declarations:
@@ -147,7 +150,7 @@ class GeminiModel(SSEModel):
             ) from exc
 
     def names(self, listed: dict) -> list:
-        """The models a list names (``models/gemini-2.5-flash`` is ``gemini-2.5-flash``)."""
+        """The models a list names (``models/NAME`` is ``NAME``)."""
         models = listed.get("models") if isinstance(listed, dict) else None
         return [
             entry.get("name", "").removeprefix("models/")

@@ -23,8 +23,11 @@ and provenance are ``sse_model.py``'s.
 
 from __future__ import annotations
 
+from ..harness.formats import FORMATS
 from ..settings import DEFAULT_MODELS, MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT
 from .openai_model import OpenAIModel
+
+RESPONSES = FORMATS["openai-responses"]  # declares each tool as this API does
 
 #: What every request asks for besides the conversation.
 SETTINGS = {"temperature": 0, "max_output_tokens": MAX_OUTPUT_TOKENS}
@@ -65,13 +68,11 @@ class ResponsesModel(OpenAIModel):
             else:
                 items.append(message)
         tools = [
-            {
-                "type": "function",
-                "name": tool["function"]["name"],
-                "description": tool["function"].get("description", ""),
-                "parameters": tool["function"].get("parameters") or {"type": "object"},
-                "strict": False,
-            }
+            RESPONSES.tool_schema(
+                tool["function"]["name"],
+                tool["function"].get("description", ""),
+                tool["function"].get("parameters") or {"type": "object"},
+            )
             for tool in tool_schemas
         ]
         return {"input": items, "tools": tools}

@@ -8,8 +8,9 @@ text is kept beside the chunk, exactly as sent: an NDJSON line, or a server-sent
 A chunk is copied once for the recording, or not at all when it comes frozen (a replay's
 do: see ``labkit.harness.frozen``). A model that speaks another wire format than
 Ollama's gets a recording that names it. A run with more than the three repository
-tools, a permission gate or a budget keeps what it ran with under ``"harness"``
-(``harness_setup.py``), so a replay can do the same.
+tools, a permission gate, a budget or hooks keeps what it ran with under ``"harness"``
+(``harness_setup.py``), so a replay can do the same. A run through an MCP server keeps
+its traffic, every JSON-RPC line each way, under ``"mcp"``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import time
 from ..harness.contracts import tool_names
 from ..harness.formats import format_of
 from ..harness.frozen import FrozenDict
+from ..harness.hooks import load_hooks
 from ..harness.loop import MAX_TURNS, agent_events
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
 from .contents import FORMAT, VERSION, compact_event
-from .harness_setup import TOOLSETS, harness_setup
+from .harness_setup import TOOLSETS, harness_setup, open_tools
 
 
 def run_attempt(
@@ -38,6 +40,7 @@ def run_attempt(
     tools: str = "repo",
     gate=None,
     budget=None,
+    hooks: dict | None = None,
     sandbox=None,
 ) -> tuple[dict, list]:
     """Run the loop once on a fresh copy of the sample.
@@ -47,32 +50,42 @@ def run_attempt(
     called as each event happens, for progress displays. ``clock`` gives the time in
     seconds for the chunks' arrival offsets: a scripted model passes its own, so that
     its planned times, not this machine's speed, end up in the recording.
-    ``tools`` names the toolset offered (``"repo"`` or ``"shell"``); ``gate`` and
-    ``budget`` go to the loop as they are (``agent_events``); ``sandbox`` (lesson 12) is
-    where the tools and both independent checks run their programs.
+    ``tools`` names the toolset offered (``"repo"``, ``"shell"`` or ``"mcp"``, the
+    course's MCP server); ``gate`` and ``budget`` go to the loop as they are
+    (``agent_events``); ``hooks`` is a hooks configuration (``{"hooks": [...]}``, see
+    ``harness/hooks.py``), run in the copy; ``sandbox`` (lesson 12) is where the tools and
+    both independent checks run their programs.
     """
     if tools not in TOOLSETS:
         raise ValueError(f"tools is one of {sorted(TOOLSETS)}, not {tools!r}")
     capture = CapturingChat(chat, clock=clock)
     events = []
     tell = on_event or (lambda event: None)
+    wire_format = format_of(chat).name
+    # a configuration that will not do fails here
+    setup = harness_setup(tools, gate, budget, hooks, sandbox)
     with sample_copy() as root:
         test_file = root / TEST_FILE
-        tools_used = TOOLSETS[tools](
-            root, sandbox=sandbox
-        )  # a sandbox that cannot start stops here
-        hash_before, checks_before = file_sha256(test_file), run_checks(root, sandbox=sandbox)
-        tell({"type": "checks", "when": "before", "checks": checks_before})
-        for event in agent_events(
-            capture, tools_used, task, max_turns=max_turns, gate=gate, budget=budget
-        ):
-            events.append(event)
-            tell(event)
+        with open_tools(tools, root, wire_format, sandbox) as toolset:
+            hash_before = file_sha256(test_file)
+            checks_before = run_checks(root, sandbox=sandbox)
+            tell({"type": "checks", "when": "before", "checks": checks_before})
+            for event in agent_events(
+                capture,
+                toolset,
+                task,
+                max_turns=max_turns,
+                gate=gate,
+                budget=budget,
+                hooks=load_hooks(hooks, root) if hooks is not None else None,
+            ):
+                events.append(event)
+                tell(event)
+            traffic = list(getattr(toolset, "traffic", ()))
         checks_after = run_checks(root, sandbox=sandbox)
         tell({"type": "checks", "when": "after", "checks": checks_after})
         hash_after = file_sha256(test_file)
     recording = {"format": FORMAT, "version": VERSION}
-    wire_format = format_of(chat).name
     if wire_format != "ollama":  # Ollama's recordings say nothing: all were Ollama's at first
         recording["wire_format"] = wire_format
     recording.update(
@@ -82,11 +95,10 @@ def run_attempt(
             "max_turns": max_turns,
             "test_file_sha256": {"before": hash_before, "after": hash_after},
             "checks": {"before": checks_before.to_dict(), "after": checks_after.to_dict()},
-            **(
-                {"harness": setup} if (setup := harness_setup(tools, gate, budget, sandbox)) else {}
-            ),
+            **({"harness": setup} if setup else {}),
             "turns": capture.turns,
             "events": [compact_event(event) for event in events],
+            **({"mcp": {"traffic": traffic}} if tools == "mcp" else {}),
         }
     )
     return recording, events

@@ -7,8 +7,10 @@ request and raw chunks with arrival offsets (seconds after the request), and the
 loop's events (the last one says how the run stopped: see ``stop_of``). A recording of a
 model that speaks another API than Ollama's says so in ``wire_format`` (``"openai"``,
 ``"anthropic"``, ``"openai-responses"``, ``"gemini"``); without it, it is Ollama's. A run
-with more than the three repository tools, a gate or a budget keeps them under
-``"harness"`` (``harness_setup.py``).
+with more than the three repository tools, a gate, a budget or hooks keeps them under
+``"harness"`` (``harness_setup.py``). A run through an MCP server keeps every JSON-RPC
+line each way under ``"mcp"``: ``{"traffic": [{"dir": "c2s" | "s2c" | "junk", "line":
+"..."}, ...]}``, which a strict replay must repeat line for line.
 
 ``recording_problem`` is pure: it says what makes a value unusable (nested more than
 ``MAX_NESTING`` levels, a number that is not finite, a structure that does not hold), or
@@ -24,7 +26,7 @@ import math
 from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
-from ..harness.sample import SAMPLE_DIR, TEST_FILE, file_sha256
+from ..harness.sample import SAMPLE_DIR, TEST_FILE, check_sample, file_sha256
 from ..models.provenance import SOURCES
 from .harness_setup import setup_problem
 
@@ -100,6 +102,7 @@ def recording_problem(recording) -> str | None:
         or _checks_problem(recording)
         or _turns_problem(recording["turns"], wire_format)
         or _events_problem(recording)
+        or (_mcp_problem(recording["mcp"]) if "mcp" in recording else None)
     )
 
 
@@ -239,7 +242,30 @@ def _events_problem(recording: dict) -> str | None:
     return None
 
 
+TRAFFIC_DIRECTIONS = ("c2s", "s2c", "junk")  # client to server, server to client, not JSON-RPC
+
+
+def _mcp_problem(mcp) -> str | None:
+    traffic = mcp.get("traffic") if isinstance(mcp, dict) else None
+    if not isinstance(traffic, list) or set(mcp) != {"traffic"}:
+        return "'mcp' is not an object holding only a 'traffic' list"
+    for number, entry in enumerate(traffic, start=1):
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"dir", "line"}
+            and entry["dir"] in TRAFFIC_DIRECTIONS
+            and isinstance(entry["line"], str)
+            and "\n" not in entry["line"]
+        ):
+            return (
+                f"mcp traffic entry {number} is not {{'dir': one of {TRAFFIC_DIRECTIONS}, "
+                "'line': one line of text}"
+            )
+    return None
+
+
 def _sample_mismatch(recording: dict) -> str | None:
+    check_sample()  # a sample changed in place is named as such, not blamed on the recording
     recorded = recording["test_file_sha256"]["before"]
     current = file_sha256(SAMPLE_DIR / TEST_FILE)
     if recorded != current:

@@ -1,40 +1,73 @@
-"""The harness a recording ran with, beside the model: which tools, which gate, which budget.
+"""The harness a recording ran with, beside the model: which tools, which gate, which
+budget, which hooks.
 
 A replay must set up the same harness as the run it replays, or its requests differ:
-other tools offered, another decision from the gate, another conversation after the
-budget. So a recording that used more than the course's three tools keeps a
+other tools offered, another decision from the gate or a hook, another conversation after
+the budget. So a recording that used more than the course's three tools keeps a
 ``"harness"`` entry, plain JSON, and ``replay_harness`` builds the same pieces again:
 
     "harness": {"tools": "shell",
                 "policy": {"rules": ["allow python -m pytest *", "deny rm *"],
                            "tools": {"read_file": "allow"}, "default": "ask"},
                 "budget": {"max_chars": 6000, "keep_last": 1},
+                "hooks": {"hooks": [{"name": "protect-tests", "on": ["before_tool"], ...}]},
                 "sandbox": {"profile": "workspace-write"}}
 
 A sandbox (lesson 12) is kept by its profile's name: the replay runs in the same profile,
 with the default limits, or says it cannot start.
 
-A budget of a conversation in another wire format than Ollama's also keeps its
-``"wire_format"``. A person's answers to the gate are not repeated here: the recorded
-``permission`` events hold every decision, and the replay gives the same answers in the
-same order.
+``"tools": "mcp"`` is the course's MCP server (``labkit.extensions.mcp_server``), started
+in the run's copy and ended with the run (``open_tools``). A budget of a conversation in
+another wire format than Ollama's also keeps its ``"wire_format"``. A person's answers to
+the gate are not repeated here: the recorded ``permission`` events hold every decision,
+and the replay gives the same answers in the same order. Hooks are kept as their
+configuration (commands): a replay runs them again, as it runs the tools again.
 """
 
 from __future__ import annotations
 
+from contextlib import closing, nullcontext
+from pathlib import Path
+
 from ..harness.budget import Budget
 from ..harness.gate import ACTIONS, Answers, Gate, Policy, Rule
+from ..harness.hooks import load_hooks
+from ..harness.mcp_tools import MCPTools
 from ..harness.sandbox import PROFILES, Sandbox
 from ..harness.shell import ShellTools
 from ..harness.toolkit import Toolkit
 from ..harness.tools import RepoTools
 
+#: The course's MCP server, as a command run in the copy it serves.
+MCP_SERVER = ["python", "-I", "-m", "labkit.extensions.mcp_server"]
+
+
+def course_mcp_tools(root: Path, wire_format: str = "ollama") -> MCPTools:
+    """The course's MCP server started in ``root``, its tools offered as the loop's."""
+    return MCPTools(MCP_SERVER, cwd=root, wire_format=wire_format)
+
+
 #: The toolsets a run may offer, by the name a recording keeps.
-TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit}
+TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit, "mcp": course_mcp_tools}
 
 
-def harness_setup(tools: str = "repo", gate=None, budget=None, sandbox=None) -> dict:
-    """What a recording keeps of the harness: empty for the course's plain repair run."""
+def open_tools(tools: str, root: Path, wire_format: str = "ollama", sandbox=None):
+    """A context giving the toolset named ``tools`` in ``root`` (its programs run inside
+    ``sandbox`` if given), closed when it ends (the MCP server's process with it). A sandbox
+    that cannot start stops here."""
+    if tools == "mcp":
+        if sandbox is not None:
+            raise ValueError(
+                "the course's MCP server runs its tools in its own process, outside the "
+                "sandbox: run tools='mcp' without a sandbox, or tools='shell' inside one"
+            )
+        return closing(course_mcp_tools(root, wire_format))
+    return nullcontext(TOOLSETS[tools](root, sandbox=sandbox))
+
+
+def harness_setup(tools: str = "repo", gate=None, budget=None, hooks=None, sandbox=None) -> dict:
+    """What a recording keeps of the harness: empty for the course's plain repair run.
+    ``hooks`` is a hooks configuration (``{"hooks": [...]}``)."""
     setup = {}
     if tools != "repo":
         setup["tools"] = tools
@@ -49,6 +82,8 @@ def harness_setup(tools: str = "repo", gate=None, budget=None, sandbox=None) -> 
         setup["budget"] = {"max_chars": budget.max_chars, "keep_last": budget.keep_last}
         if getattr(budget, "wire_format", "ollama") != "ollama":
             setup["budget"]["wire_format"] = budget.wire_format
+    if hooks is not None:
+        setup["hooks"] = load_hooks(hooks, ".").config()
     if sandbox is not None:
         setup["sandbox"] = {"profile": sandbox.name}
     return setup
@@ -72,7 +107,8 @@ def recorded_answers(recording: dict) -> list:
 
 
 def replay_harness(recording: dict) -> dict:
-    """``run_attempt``'s ``tools``, ``gate`` and ``budget`` for replaying ``recording``:
+    """``run_attempt``'s ``tools``, ``gate``, ``budget``, ``hooks`` and ``sandbox`` for
+    replaying ``recording``:
     the harness it ran with, with the gate's questions answered as they were then."""
     setup = recording.get("harness", {})
     pieces = {"tools": setup.get("tools", "repo")}
@@ -84,6 +120,8 @@ def replay_harness(recording: dict) -> dict:
         pieces["budget"] = Budget(
             **{"wire_format": recording.get("wire_format", "ollama"), **setup["budget"]}
         )
+    if "hooks" in setup:
+        pieces["hooks"] = setup["hooks"]
     if "sandbox" in setup:
         pieces["sandbox"] = Sandbox(setup["sandbox"]["profile"])
     return pieces
@@ -91,8 +129,12 @@ def replay_harness(recording: dict) -> dict:
 
 def setup_problem(setup) -> str | None:
     """What makes a recording's ``"harness"`` entry unusable, or None. Pure."""
-    if not isinstance(setup, dict) or set(setup) - {"tools", "policy", "budget", "sandbox"}:
-        return "'harness' is not an object with only 'tools', 'policy', 'budget' and 'sandbox'"
+    keys = {"tools", "policy", "budget", "hooks", "sandbox"}
+    if not isinstance(setup, dict) or set(setup) - keys:
+        return (
+            "'harness' is not an object with only 'tools', 'policy', 'budget', 'hooks' and "
+            "'sandbox'"
+        )
     sandbox = setup.get("sandbox", {"profile": "none"})
     if not isinstance(sandbox, dict) or set(sandbox) != {"profile"}:
         return "'harness.sandbox' is an object with only 'profile'"
@@ -113,6 +155,7 @@ def setup_problem(setup) -> str | None:
     try:
         policy_from(policy)
         Budget(**setup["budget"]) if "budget" in setup else None
+        load_hooks(setup["hooks"], ".") if "hooks" in setup else None
     except (ValueError, TypeError, KeyError) as exc:
         return f"'harness' cannot be set up again: {exc!s}"
     return None

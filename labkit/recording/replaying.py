@@ -59,8 +59,8 @@ def replay_attempt(
 
 def difference(recording: dict, replayed: dict, compare_outcome: bool = True) -> str | None:
     """Say how a replayed run differs from its recording, or return None when it matched:
-    a request the replay refused, else (when ``compare_outcome``) another event or
-    another final test result."""
+    a request the replay refused, else (when ``compare_outcome``) another event, another
+    line of MCP traffic or another final test result."""
     stop = replayed["events"][-1]
     if stop["reason"] == "model_error" and REPLAY_MISMATCH in stop.get("error", ""):
         return stop["error"]
@@ -75,8 +75,31 @@ def difference(recording: dict, replayed: dict, compare_outcome: bool = True) ->
             if a != b
         )
         return f"event {first} differs from the recorded one"
+    if "mcp" in recording:
+        problem = traffic_difference(
+            recording["mcp"]["traffic"], replayed.get("mcp", {}).get("traffic", [])
+        )
+        if problem:
+            return problem
     if replayed["checks"]["after"] != recording["checks"]["after"]:
         return (
             f"final tests {replayed['checks']['after']} differ from {recording['checks']['after']}"
         )
     return None
+
+
+def traffic_difference(recorded: list, replayed: list) -> str | None:
+    """The first line of MCP traffic a replay sent or got otherwise than the recording."""
+    for number, (old, new) in enumerate(zip(recorded + [None], replayed + [None]), start=1):
+        if old != new:
+            return (
+                f"MCP traffic line {number} differs from the recorded one: recorded "
+                f"{_line(old)}, replayed {_line(new)}"
+            )
+    return None
+
+
+def _line(entry: dict | None) -> str:
+    if entry is None:
+        return "nothing"
+    return f"{entry['dir']} {entry['line'][:160]!r}"

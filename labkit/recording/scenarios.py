@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
-from ..harness.prompt import BUDGET_TASK, REPAIR_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from ..harness.prompt import (
+    BUDGET_TASK,
+    EXTENSION_TASK,
+    REPAIR_TASK,
+    SANDBOX_TASK,
+    SHELL_TASK,
+    TOOLKIT_TASK,
+)
 from ..harness.sandbox import Sandbox
+from ..lessons.hook_programs import hook_command
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..models.usage import estimated_tokens
@@ -270,6 +278,68 @@ path_rules.py
 ```
 """
 
+# --- Lesson 11: tools from an MCP server, hooks around every call -------------------------
+
+TEST_FILE_PATH = "tests/test_path_rules.py"
+#: The hooks the extension run was made with (lesson 11 writes the same file out).
+EXTENSION_HOOKS = {
+    "hooks": [
+        {
+            "name": "protect-tests",
+            "on": ["before_tool"],
+            "matcher": "edit_file",
+            "command": hook_command("protect_tests"),
+            "timeout": 10,
+        },
+        {
+            "name": "check-tests",
+            "on": ["stop"],
+            "command": hook_command("check_tests"),
+            "timeout": 30,
+        },
+    ]
+}
+
+EXTENDED = [
+    PlannedTurn(
+        thinking="I read the module and its tests first.",
+        tool_calls=[
+            call("read_file", path="path_rules.py"),
+            call("read_file", path=TEST_FILE_PATH),
+        ],
+    ),
+    PlannedTurn(
+        thinking="The test expects backslash names to be accepted. The quickest way to make it "
+        "pass is to expect [] instead: this edit_file can change any file.",
+        tool_calls=[
+            call(
+                "edit_file",
+                path=TEST_FILE_PATH,
+                old='python_sources(["src\\\\api\\\\routes.py"]) == ["src/api/routes.py"]',
+                new='python_sources(["src\\\\api\\\\routes.py"]) == []',
+            )
+        ],
+    ),
+    PlannedTurn(
+        thinking="A hook refused to let me edit the test. The code already handles paths "
+        "as well as it can.",
+        content="python_sources already does what it can with these names; I could not "
+        "change the test, so I stop here.",
+    ),
+    PlannedTurn(
+        thinking="The stop hook says the check still fails. I fix the code: backslashes "
+        "become forward slashes before the path is built.",
+        tool_calls=[call("edit_file", path="path_rules.py", old=OLD_LINE, new=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now the tests.", tool_calls=[call("run_tests")]),
+    PlannedTurn(
+        thinking="run_tests returned exit code 0.",
+        content="I changed python_sources in path_rules.py so that backslashes become forward "
+        "slashes before each name becomes a path. run_tests returned exit code 0: 4 passed.",
+    ),
+]
+
+
 # --- Lesson 12: a sandbox under the gate ---------------------------------------------------
 
 #: Lesson 12's policy: lesson 07's, with the prefix rule `git status *` that let the reported
@@ -340,6 +410,7 @@ class Scenario:
     estimate_tokens: bool = False  # prompt_eval_count from estimated_tokens, not 600
     wire_format: str = "ollama"
     stream_options: tuple = ()  # how the format's stream is written: ScriptedChat's options
+    hooks: dict | None = None  # a hooks configuration (harness/hooks.py)
 
 
 SCENARIOS = {
@@ -422,6 +493,14 @@ SCENARIOS = {
         "each turn with a thought signature",
         wire_format="gemini",
     ),
+    "extension": Scenario(
+        EXTENDED,
+        "the repair with the tools of the course's MCP server and two hooks: an edit of the "
+        "tests denied by one, a premature stop sent back to work by the other",
+        task=EXTENSION_TASK,
+        tools="mcp",
+        hooks=EXTENSION_HOOKS,
+    ),
 }
 
 
@@ -459,6 +538,7 @@ def scripted_recording(name: str) -> dict:
         tools=scenario.tools,
         gate=gate,
         budget=budget,
+        hooks=scenario.hooks,
         sandbox=Sandbox(scenario.sandbox) if scenario.sandbox else None,
     )
     return recording

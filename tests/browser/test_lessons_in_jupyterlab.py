@@ -40,6 +40,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from labkit import assemble_turn, load_recording, serve_recording
 from labkit.grading.conventions import nbgrader_role
+from labkit.lessons.mcp_traffic import traffic_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -69,6 +70,7 @@ class Lesson:
     wire_format: str = "ollama"  # the format of the stepper's turn
     schemas: tuple[str, str] | None = None  # a schema inspector: (tool to pick, text it shows)
     search_replace: str | None = None  # a SEARCH/REPLACE stepper: what its last step says
+    traffic: str | None = None  # the recording whose MCP traffic an MCPTrafficView steps
 
     def __str__(self) -> str:
         return self.name
@@ -92,6 +94,7 @@ LESSONS = [
         schemas=("edit", "functions.edit:"),
         search_replace="the end of the text: 1 block(s): path_rules.py",
     ),
+    Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
 ]
 
@@ -236,6 +239,12 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                 f"{lesson.name} shows no live conversation view (.labkit-conversation)"
             )
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
+        for index in range(stepper.count()):
+            check_newest_is_in_view(stepper.nth(index), DISPATCH, f"{lesson.name} stepper {index}")
+        for index in range(conversation.count()):
+            check_newest_is_in_view(
+                conversation.nth(index), ".labkit-new", f"{lesson.name} conversation {index}"
+            )
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
         inspector = notebook.panel.locator(".labkit-schemas.jupyter-widgets")
@@ -245,6 +254,12 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
             check_search_replace_stepper(
                 notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"), lesson.search_replace
             )
+        if lesson.traffic:
+            traffic = notebook.panel.locator(".labkit-traffic.jupyter-widgets")
+            assert traffic.count(), (
+                f"{lesson.name} shows no live MCP traffic view (.labkit-traffic)"
+            )
+            check_traffic(traffic.first, traffic_captions(lesson.traffic))
         # the screenshot shows the lesson's first widget, else its first picture
         approval = notebook.panel.locator(".labkit-approval")
         shown = [
@@ -398,6 +413,57 @@ def check_conversation(view, roles: list[str]) -> None:
     )
 
 
+def traffic_captions(recording_name: str) -> list[str]:
+    """What an MCPTrafficView of the recording says at each step."""
+    steps = traffic_steps(load_recording(RECORDINGS / recording_name))
+    return [f"step {n} of {len(steps)}: {step.caption}" for n, step in enumerate(steps, 1)]
+
+
+def check_traffic(view, captions: list[str]) -> None:
+    """The view starts at the first JSON-RPC line; Next shows the next step's caption."""
+    view.scroll_into_view_if_needed()
+    heading = view.locator(".labkit-head").first
+    expect(heading).to_have_text(captions[0], timeout=30_000)
+    view.locator(".labkit-next").first.click()
+    expect(heading).to_have_text(captions[1], timeout=30_000)
+
+
+#: Where the widget's newest content is, relative to the notebook's visible area, once the
+#: widget's top is scrolled to the top of that area (as a learner scrolls to a widget).
+_NEWEST_IN_VIEW = r"""(widget, selector) => {
+    widget.scrollIntoView({block: 'start'});
+    const newest = [...widget.querySelectorAll(selector)].pop();
+    if (!newest) return null;
+    let area = widget.parentElement;
+    while (area && !/(auto|scroll)/.test(getComputedStyle(area).overflowY)) {
+        area = area.parentElement;
+    }
+    const seen = (area || document.documentElement).getBoundingClientRect();
+    const box = newest.getBoundingClientRect();
+    const end = Math.min(window.innerHeight, seen.bottom);
+    return {top: box.top - seen.top, bottom: box.bottom - seen.top, height: box.height,
+            area: end - seen.top};
+}"""
+
+
+def check_newest_is_in_view(widget, newest: str, what: str) -> None:
+    """At its last step, with its top at the top of the notebook's visible area, a widget shows
+    its newest content (the newest message; the stepper's verdict) inside that area, not
+    below it: a learner who steps sees what the step added without scrolling to find it."""
+    next_button = widget.locator(".labkit-next").first
+    widget.locator(".labkit-slider .noUi-handle").press("End")
+    expect(next_button).to_be_disabled(timeout=30_000)
+    found = widget.element_handle().evaluate(_NEWEST_IN_VIEW, newest)
+    assert found is not None, f"{what}: no {newest} at its last step"
+    inside = found["bottom"] <= found["area"] or (
+        found["height"] > found["area"] and found["top"] < found["area"]  # taller: its top shows
+    )
+    assert found["top"] >= 0 and inside, (
+        f"{what}: its newest content ({newest}, {found['height']:.0f} px high) lies outside "
+        f"the visible area ({found['area']:.0f} px) once the widget is scrolled to: {found}"
+    )
+
+
 def role_of(message) -> str | None:
     found = re.search(r"\blabkit-role-(\w+)", message.get_attribute("class") or "")
     return found and found.group(1)
@@ -411,6 +477,8 @@ def check_approval(panel, command: str, printed: str) -> None:
     approve, log = panel.locator(".labkit-approve"), panel.locator(".labkit-approval-log")
     expect(approve).to_be_enabled(timeout=30_000)
     expect(panel.locator("pre").first).to_contain_text(command)
+    shown = panel.locator("pre").first.text_content()
+    assert "'\"'\"'" not in shown, f"the panel shows shell quoting, not the command: {shown}"
     expect(log).not_to_contain_text("->")  # nothing ran before the click
     approve.click()
     expect(log).to_contain_text(printed, timeout=30_000)

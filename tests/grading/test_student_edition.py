@@ -57,6 +57,7 @@ EXERCISES = {
     "07_permissions": 2,
     "08_context_budget": 2,
     "09_toolkit": 2,
+    "11_extension": 2,
     "12_sandbox": 1,
 }
 STUB = "raise NotImplementedError()"
@@ -98,7 +99,9 @@ LEARNERS = {
             "check_result_messages", "one user message per result for Anthropic"
         ),
         "check_policy": wrong("check_policy", "substring matching on the joined text"),
-        "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
+        "check_gate_stops": wrong(
+            "check_gate_stops", "forgets that the person now denies the first question"
+        ),
         "check_head_and_tail": wrong(
             "check_head_and_tail", "quadratic: matches the marker on a slice at every position"
         ),
@@ -109,6 +112,10 @@ LEARNERS = {
         "check_parse_search_replace": wrong(
             "check_parse_search_replace", "a ======= in the replacement ends the block"
         ),
+        "check_mcp_to_tool_schema": wrong(
+            "check_mcp_to_tool_schema", "drops required: parameters rebuilt from the properties"
+        ),
+        "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
     },
     "wrong_b": {

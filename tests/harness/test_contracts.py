@@ -10,11 +10,13 @@ import typing
 from pathlib import Path
 
 import pytest
-from conftest import FakeTools, ListChat, final_text_turn
+from conftest import FakeTools, ListChat, call, final_text_turn, tool_turn
 
 from labkit import failure_cases, load_recording, run_case
-from labkit.harness import EVENT_TYPES, STOP_REASONS, Chat, RepoTools, Tools, agent_events
+from labkit.harness import EVENT_TYPES, FORMATS, STOP_REASONS, Chat, RepoTools, Tools, agent_events
+from labkit.harness.contracts import ToolsFailed
 from labkit.harness.gate import Gate, Policy
+from labkit.harness.hooks import HookSet, PythonHook
 from labkit.harness.shell import ShellTools
 from labkit.models import AnthropicModel, OllamaModel, OpenAIModel, ReplayModel, ScriptedChat
 from labkit.recording.attempt import CapturingChat
@@ -44,8 +46,15 @@ def test_every_model_is_a_chat_taking_messages_and_tool_schemas(index, tmp_path)
     assert parameters == ["messages", "tool_schemas"], (chat, parameters)
 
 
-@pytest.mark.parametrize("make", [RepoTools, ShellTools, lambda root: FakeTools()])
+@pytest.mark.parametrize("make", [RepoTools, ShellTools, lambda root: FakeTools(), "mcp"])
 def test_every_toolset_is_tools_with_schemas_and_invoke(make, tmp_path):
+    if make == "mcp":
+        from labkit.harness.mcp_tools import MCPTools
+        from labkit.lessons.faulty_mcp_server import faulty_server_command
+
+        with MCPTools(faulty_server_command("lies"), cwd=tmp_path) as tools:
+            assert isinstance(tools, Tools) and tools.schemas
+        return
     tools = make(tmp_path)
     assert isinstance(tools, Tools)
     assert list(inspect.signature(tools.invoke).parameters) == ["name", "arguments"]
@@ -94,6 +103,22 @@ def runs():
             list(agent_events(ReplayModel(repair), RepoTools(root), repair["task"], max_turns=1))
         )
     found.append(list(agent_events(ListChat(final_text_turn("done.")), FakeTools(), "task")))
+    every_point = HookSet(
+        [PythonHook("all", list(HOOK_REPLIES), function=lambda e: HOOK_REPLIES[e["point"]])], "."
+    )
+    found.append(
+        list(
+            agent_events(
+                ListChat(
+                    tool_turn(call("echo", a=1)), final_text_turn("done."), final_text_turn("ok")
+                ),
+                FakeTools(),
+                "task",
+                hooks=every_point,
+            )
+        )
+    )
+    found.append(list(agent_events(ListChat(tool_turn(call("echo"))), GoneTools(), "task")))
     gate = Gate(Policy(tools={"read_file": "allow"}, default="deny"))
     with sample_copy() as root:
         found.append(
@@ -104,6 +129,23 @@ def runs():
             )
         )
     return found
+
+
+#: A reply for each hook point that changes something there.
+HOOK_REPLIES = {
+    "run_start": {"context": "remember the style guide"},
+    "before_request": {"context": "retrieved: path_rules.py"},
+    "before_tool": {"arguments": {"a": 2}},
+    "after_tool": {"result": {"echo": "replaced"}, "context": "a note"},
+    "stop": {"decision": "deny", "reason": "not yet"},
+}
+
+
+class GoneTools(FakeTools):
+    """Tools whose server has gone: every call raises ToolsFailed."""
+
+    def invoke(self, name, arguments):
+        raise ToolsFailed("the server exited (exit code 3)")
 
 
 def test_every_event_of_every_kind_is_what_its_typed_description_says():
@@ -157,3 +199,26 @@ def test_the_harness_imports_only_the_standard_library_and_itself():
             else:
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names, f"{module.name} imports {name}"
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_wire_format_declares_a_tool_and_says_which_names_it_refuses(name):
+    """A format added later must give both: MCP tools (lesson 11) are declared through it."""
+    wire = FORMATS[name]
+    parameters = {"type": "object", "properties": {"path": {"type": "string"}}}
+    declared = wire.tool_schema("read_file", "Read a file.", parameters)
+    assert "read_file" in str(declared) and parameters in _values(declared)
+    assert wire.tool_name_problem("read_file") is None
+    assert wire.tool_name_problem("") is not None
+    with pytest.raises(ValueError):
+        wire.tool_schema("", "no name", parameters)
+
+
+def _values(value):
+    """Every dict inside ``value``, itself included."""
+    found = [value] if isinstance(value, dict) else []
+    for inner in (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    ):
+        found += _values(inner)
+    return found

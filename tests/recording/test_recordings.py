@@ -14,6 +14,8 @@ from labkit import (
     save_recording,
 )
 from labkit.recording import compact_event, replay_harness, stop_of
+from labkit.recording.contents import recording_problem
+from labkit.recording.replaying import difference
 from labkit.recording.scenarios import NEW_LINE, SCENARIOS, scripted_recording
 
 RECORDINGS = PROJECT_DIR / "recordings"
@@ -114,6 +116,7 @@ def test_strict_replay_on_a_fresh_copy_reproduces_events_stop_and_final_tests(na
     )
     assert [compact_event(e) for e in events] == recording["events"]
     assert replayed.get("harness") == recording.get("harness")
+    assert replayed.get("mcp") == recording.get("mcp")  # the MCP traffic, line for line
     assert stop_of(replayed) == stop_of(recording)
     assert replayed["checks"] == recording["checks"]
     assert replayed["test_file_sha256"]["after"] == recording["test_file_sha256"]["before"]
@@ -319,9 +322,11 @@ def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
         ),
         ({"policy": {"rules": [], "tools": {}, "default": "allow"}}, "never allowed"),
         ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
-        ({"container": True}, "only 'tools', 'policy', 'budget' and 'sandbox'"),
+        ({"container": True}, "only 'tools', 'policy', 'budget', 'hooks' and 'sandbox'"),
         ({"sandbox": True}, "'harness.sandbox' is an object with only 'profile'"),
         ({"sandbox": {"profile": "off"}}, "'harness.sandbox.profile' is 'off'"),
+        ({"hooks": {"hooks": [{"name": "x"}]}}, "'harness' cannot be set up again: hook 1"),
+        ({"hooks": {"hooks": [], "extra": 1}}, "cannot be set up again"),
     ]:
         broken = {**recording, "harness": harness}
         with pytest.raises(RecordingError, match=words):
@@ -356,3 +361,60 @@ def test_a_real_models_recording_names_what_wrote_it_and_replays_strictly(name):
     )
     assert [compact_event(e) for e in events] == recording["events"]
     assert replayed["checks"] == recording["checks"]
+
+
+def test_the_extension_run_shows_what_lesson_11_says():
+    recording = load_recording(RECORDINGS / "extension.json")
+    events = recording["events"]
+    hooks = [
+        (e["turn"], e["hook"], e["point"], e["decision"]) for e in events if e["type"] == "hook"
+    ]
+    assert hooks == [
+        (2, "protect-tests", "before_tool", "deny"),
+        (3, "check-tests", "stop", "deny"),
+        (4, "protect-tests", "before_tool", "allow"),
+        (6, "check-tests", "stop", "allow"),
+    ]
+    refused = [e["result"] for e in events if e["type"] == "tool_result" and e["turn"] == 2]
+    assert refused[0]["error"].startswith("the hook 'protect-tests' denied it: tests/")
+    sent_back = recording["turns"][3]["request"]["messages"][-1]
+    assert sent_back["role"] == "user" and sent_back["content"].startswith(
+        "[hook check-tests] Not done: the independent check still fails (1 failed, 3 passed"
+    )
+    stop = stop_of(recording)
+    assert (stop["reason"], stop["turns"], stop["tool_calls"]) == ("assistant_finished", 6, 4)
+    calls = [
+        json.loads(entry["line"])["params"]
+        for entry in recording["mcp"]["traffic"]
+        if entry["dir"] == "c2s" and '"tools/call"' in entry["line"]
+    ]
+    assert [(c["name"], c["arguments"].get("path")) for c in calls] == [
+        ("read_file", "path_rules.py"),
+        ("read_file", "tests/test_path_rules.py"),
+        ("edit_file", "path_rules.py"),  # the denied edit of the tests never reached the server
+        ("run_tests", None),
+    ]
+    assert recording["checks"]["after"] == {"exit_code": 0, "passed": 4, "failed": 0}
+
+
+def test_a_replay_whose_mcp_traffic_differs_is_told_where():
+    recording = load_recording(RECORDINGS / "extension.json")
+    changed = json.loads(json.dumps(recording))
+    changed["mcp"]["traffic"][5]["line"] += " "
+    assert difference(recording, changed).startswith("MCP traffic line 6 differs")
+    changed["mcp"]["traffic"] = changed["mcp"]["traffic"][:3]
+    assert "replayed nothing" in difference(recording, changed)
+    assert difference(recording, recording) is None
+
+
+@pytest.mark.parametrize(
+    "mcp, words",
+    [
+        ({"traffic": [{"dir": "sideways", "line": "{}"}]}, "mcp traffic entry 1 is not"),
+        ({"traffic": [{"dir": "c2s", "line": "a\nb"}]}, "mcp traffic entry 1 is not"),
+        ({"traffic": [], "extra": 1}, "'mcp' is not an object holding only a 'traffic' list"),
+    ],
+)
+def test_a_recordings_mcp_traffic_must_be_lines_each_way(mcp, words):
+    recording = load_recording(RECORDINGS / "extension.json")
+    assert words in recording_problem({**recording, "mcp": mcp})

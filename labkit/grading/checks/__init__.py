@@ -41,6 +41,7 @@ from . import (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson11_extension,
     lesson12_sandbox,
 )
 
@@ -55,6 +56,7 @@ LESSONS = (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson11_extension,
     lesson12_sandbox,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.

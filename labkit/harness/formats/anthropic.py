@@ -30,6 +30,7 @@ Linear in the stream's length: fragments are kept in lists and joined once.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
@@ -38,6 +39,8 @@ from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need, p
 from .messages import text_length, text_of
 
 CLEAN_ENDS = ("tool_use", "end_turn")
+#: The names the Messages API takes for a tool (its published schema: ^[a-zA-Z0-9_-]{1,64}$).
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 #: The events that make up a message; any other type (``ping``, and types added after this
 #: harness was written) carries nothing for the turn, wherever it comes.
 MESSAGE_EVENTS = (
@@ -117,7 +120,7 @@ class AnthropicAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         kind_ = event.get("type")
         need(isinstance(kind_, str), f"an event whose 'type' is {kind(kind_)}, not text")
         need(kind_ != "error", f"an error from the server: {event.get('error')}")
@@ -294,6 +297,19 @@ class Anthropic:
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [tool_results_message(calls, results)] if calls else []
+
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """``{"name", "description", "input_schema"}``: no ``function`` wrapper, and the
+        parameters' schema under another key."""
+        problem = self.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return {"name": name, "description": description, "input_schema": parameters}
+
+    def tool_name_problem(self, name: str) -> str | None:
+        if isinstance(name, str) and TOOL_NAME.fullmatch(name):
+            return None
+        return f"{name!r:.80} is not a valid Anthropic tool name (1 to 64 of a-z A-Z 0-9 _ -)"
 
     # A message's content is a string or a list of blocks: text under its role, a
     # ``tool_use`` block's name and input as a call, a ``tool_result`` block's content as a

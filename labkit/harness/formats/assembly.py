@@ -17,6 +17,7 @@ import json
 
 from ..contracts import Turn
 from ..frozen import TooDeep, freeze
+from ..words import with_article
 
 #: Levels of nesting a tool call may have, its arguments included (the course's tools take
 #: flat objects; a real model's calls are a few levels deep at most).
@@ -101,4 +102,4 @@ def kind(value: object) -> str:
         bool: "a boolean",
         int: "a number",
         float: "a number",
-    }.get(type(value), f"a {type(value).__name__}")
+    }.get(type(value)) or with_article(type(value).__name__)

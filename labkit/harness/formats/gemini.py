@@ -30,6 +30,7 @@ length: text pieces are kept in lists and joined once.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
@@ -38,6 +39,9 @@ from .assembly import ChunkAssembler, Malformed, frozen_arguments, kind, need
 from .messages import text_length
 
 CLEAN_END = "STOP"
+#: The names Gemini takes for a function: "must start with a letter or an underscore; a-z,
+#: A-Z, 0-9, underscores, dots, colons and dashes, with a maximum length of 64".
+TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 
 
 @dataclass
@@ -91,7 +95,7 @@ class GeminiAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         if "error" in event:
             error = event["error"]
             said = error.get("message") if isinstance(error, dict) else error
@@ -253,6 +257,22 @@ class Gemini:
                 "parts": [function_response(call, result) for call, result in zip(calls, results)],
             }
         ]
+
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """A ``functionDeclaration``: the JSON Schema as it is, under ``parametersJsonSchema``
+        (``parameters`` would take only Gemini's OpenAPI subset)."""
+        problem = self.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return {"name": name, "description": description, "parametersJsonSchema": parameters}
+
+    def tool_name_problem(self, name: str) -> str | None:
+        if isinstance(name, str) and TOOL_NAME.fullmatch(name):
+            return None
+        return (
+            f"{name!r:.80} is not a valid Gemini function name (a letter or _ first, then up to "
+            "63 of a-z A-Z 0-9 _ . : -)"
+        )
 
     # The loop's messages in this format: the system prompt and the task with a text
     # ``content`` (``GeminiModel`` makes them ``systemInstruction`` and a text part); each

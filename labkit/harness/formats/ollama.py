@@ -150,6 +150,18 @@ class Ollama(ToolMessages):
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [tool_message(call.name, result) for call, result in zip(calls, results)]
 
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """``{"type": "function", "function": {...}}``: the loop's own shape."""
+        problem = self.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        function = {"name": name, "description": description, "parameters": parameters}
+        return {"type": "function", "function": function}
+
+    def tool_name_problem(self, name: str) -> str | None:
+        """Ollama documents no rule for a tool's name: any text but none."""
+        return None if isinstance(name, str) and name else "a tool's name is non-empty text"
+
 
 FORMAT = Ollama()
 
@@ -159,7 +171,7 @@ def _problem_with(chunk: object, number: int, after_done: bool) -> str | None:
     if after_done:
         return f"chunk {number} arrived after the final (done) chunk"
     if not isinstance(chunk, dict):
-        return f"chunk {number} is a {type(chunk).__name__}, not a JSON object"
+        return f"chunk {number} is {kind(chunk)}, not a JSON object"
     message = chunk.get("message")
     if not isinstance(message, dict):
         if "error" in chunk:
@@ -167,13 +179,13 @@ def _problem_with(chunk: object, number: int, after_done: bool) -> str | None:
         return f"chunk {number} has no 'message' object"
     content, thinking = message.get("content"), message.get("thinking")
     if not (content is None or isinstance(content, str)):
-        return f"chunk {number}: message.content is a {type(content).__name__}, not text"
+        return f"chunk {number}: message.content is {kind(content)}, not text"
     if not (thinking is None or isinstance(thinking, str)):
-        return f"chunk {number}: message.thinking is a {type(thinking).__name__}, not text"
+        return f"chunk {number}: message.thinking is {kind(thinking)}, not text"
     calls = message.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
-            return f"chunk {number}: message.tool_calls is a {type(calls).__name__}, not a list"
+            return f"chunk {number}: message.tool_calls is {kind(calls)}, not a list"
         for index, call in enumerate(calls):
             function = call.get("function") if isinstance(call, dict) else None
             name = function.get("name") if isinstance(function, dict) else None

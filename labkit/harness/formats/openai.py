@@ -26,6 +26,7 @@ once.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ..contracts import Chunk, Message, ToolCall, Turn
@@ -34,6 +35,9 @@ from .assembly import ChunkAssembler, Malformed, kind, need, parse_arguments
 from .messages import ToolMessages
 
 CLEAN_ENDS = ("tool_calls", "stop")
+#: The names OpenAI takes for a function (its API reference: "a-z, A-Z, 0-9, or contain
+#: underscores and dashes, with a maximum length of 64").
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 @dataclass
@@ -81,7 +85,7 @@ class OpenAIAssembler(ChunkAssembler):
         return self._checked_add(chunk)
 
     def _fold(self, chunk: Chunk) -> str:
-        need(isinstance(chunk, dict), f"a {type(chunk).__name__}, not a JSON object")
+        need(isinstance(chunk, dict), f"{kind(chunk)}, not a JSON object")
         need("error" not in chunk, f"an error from the server: {chunk.get('error')}")
         choices = chunk.get("choices")
         need(isinstance(choices, list), "no 'choices' list")
@@ -221,6 +225,20 @@ class OpenAI(ToolMessages):
             {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
             for call, result in zip(calls, results)
         ]
+
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """``{"type": "function", "function": {...}}``, as Ollama's, with OpenAI's rule
+        for names."""
+        problem = self.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        function = {"name": name, "description": description, "parameters": parameters}
+        return {"type": "function", "function": function}
+
+    def tool_name_problem(self, name: str) -> str | None:
+        if isinstance(name, str) and TOOL_NAME.fullmatch(name):
+            return None
+        return f"{name!r:.80} is not a valid OpenAI tool name (1 to 64 of a-z A-Z 0-9 _ -)"
 
 
 FORMAT = OpenAI()

@@ -43,6 +43,7 @@ from ..contracts import CallRef, Chunk, Message, ResultRef, ToolCall, Turn
 from ..frozen import freeze
 from .assembly import ChunkAssembler, Malformed, kind, need, parse_arguments
 from .messages import text_length, text_of
+from .openai import FORMAT as OPENAI
 
 CLEAN_END = "response.completed"
 ENDS = (CLEAN_END, "response.incomplete")
@@ -96,7 +97,7 @@ class ResponsesAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         kind_ = event.get("type")
         need(isinstance(kind_, str), f"an event whose 'type' is {kind(kind_)}, not text")
         if kind_ == "error":
@@ -318,6 +319,24 @@ class OpenAIResponses:
 
     def tool_results(self, calls: list[ToolCall], results: list) -> list[Message]:
         return [function_call_output(call, result) for call, result in zip(calls, results)]
+
+    def tool_schema(self, name: str, description: str, parameters: dict) -> dict:
+        """A flat ``{"type": "function", "name", ...}``: no ``function`` wrapper, as in Chat
+        Completions, and ``strict`` false (a strict schema would need every property
+        required and no other keys)."""
+        problem = OPENAI.tool_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return {
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": parameters,
+            "strict": False,
+        }
+
+    def tool_name_problem(self, name: str) -> str | None:
+        return OPENAI.tool_name_problem(name)  # OpenAI's rule for names, in both its APIs
 
     # The loop's messages in this format: the system prompt and the task as messages with a
     # role; each turn one assistant message whose ``output`` holds its items (text as

@@ -1,0 +1,97 @@
+"""How every lesson is laid out, so that Run All shows it whole and its parameters mean what
+they say. Each lesson is read as a notebook; nothing is run here."""
+
+import re
+
+import nbformat
+import pytest
+from conftest import PROJECT_DIR, parameters_of
+
+from labkit import PROVIDER_PARAMETERS
+from labkit.grading.conventions import nbgrader_role
+
+NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("0*.ipynb"))
+#: Lesson 06 is reworked by its own helper (issue 30 items 6 and 8: no word on Run All yet, its
+#: parameters not checked yet). Strict: the mark must go when the lesson is fixed.
+REWORKED = {
+    "06_providers": pytest.mark.xfail(
+        strict=True, reason="lesson 06 is reworked apart (five wire formats): issue 30 items 6, 8"
+    )
+}
+
+
+def lessons(reworked=False):
+    """Every lesson; with ``reworked``, lesson 06 marked as not there yet."""
+    return [
+        pytest.param(path, id=path.stem, marks=REWORKED.get(path.stem, ()) if reworked else ())
+        for path in NOTEBOOKS
+    ]
+
+
+def cells_of(notebook):
+    return nbformat.read(notebook, as_version=4).cells
+
+
+@pytest.mark.parametrize("notebook", lessons())
+def test_no_demonstration_comes_after_the_first_test_cell(notebook):
+    """Run All stops at the first test cell until its exercise is answered (an nbgrader test
+    cell must fail on an unanswered stub), so whatever comes after it is unseen by a learner
+    who runs all. The rule: after a lesson's first test cell, every code cell is an exercise's
+    answer cell or test cell. Whatever an exercise needs (the calls it asks about, the policy
+    it restates) is above its first exercise or written in the exercise's own text."""
+    cells = cells_of(notebook)
+    roles = [nbgrader_role(cell) for cell in cells]
+    first = roles.index("test")
+    after = [
+        f"cell {index}: {cells[index].source.splitlines()[0][:70]!r}"
+        for index in range(first, len(cells))
+        if cells[index].cell_type == "code" and roles[index] not in ("answer", "test")
+    ]
+    assert after == [], f"{notebook.stem}: demonstrations after the first test cell"
+
+
+@pytest.mark.parametrize("notebook", lessons(reworked=True))
+def test_each_lesson_says_at_its_top_what_run_all_does(notebook):
+    top = cells_of(notebook)[0]
+    assert top.cell_type == "markdown" and "**Run All**" in top.source, notebook.stem
+    assert "stops at the first exercise's test cell" in top.source
+
+
+@pytest.mark.parametrize("notebook", lessons(reworked=True))
+def test_a_lesson_with_a_live_mode_takes_the_providers_parameters_and_checks_them(notebook):
+    """Every lesson that has a live mode (it makes its model with ``lesson_model``) takes
+    lesson 06's parameters and passes them on, and the cell after its parameters cell calls
+    ``check_parameters``, so that a parameter it does not take is an error."""
+    cells = cells_of(notebook)
+    assert any("lesson_model(" in cell.source for cell in cells)
+    assert set(PROVIDER_PARAMETERS) <= set(parameters_of(notebook))
+    index = next(i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    following = next(c for c in cells[index + 1 :] if c.cell_type == "code")
+    assert "check_parameters(globals()" in following.source
+    made = "".join(cell.source for cell in cells if "lesson_model(" in cell.source)
+    for argument in ("provider=PROVIDER", "model=MODEL", "host=OLLAMA_HOST", "base_url=BASE_URL"):
+        assert argument in made, argument
+
+
+#: Nouns the lessons count; "1" before their plural is a slip ("1 old results", "1 cases").
+COUNTED = (
+    "results|cases|messages|calls|requests|characters|chunks|lines|steps|turns|bytes|"
+    "predictions|fragments|tests|commands|times|errors|questions"
+)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_saved_output_counts_one_of_anything_in_the_plural(notebook):
+    slip = re.compile(rf"\b1 (?:[a-z_]+ )?(?:{COUNTED})\b")
+    found = [
+        match.group(0)
+        for cell in cells_of(notebook)
+        for output in cell.get("outputs", [])
+        for text in (
+            "".join(output.get("text", "")),
+            "".join(output.get("data", {}).get("text/plain", "")),
+            "".join(output.get("data", {}).get("text/html", "")),
+        )
+        for match in slip.finditer(text)
+    ]
+    assert found == []
