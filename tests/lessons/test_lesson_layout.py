@@ -8,6 +8,7 @@ import pytest
 from conftest import PROJECT_DIR, parameters_of
 
 from labkit import PROVIDER_PARAMETERS
+from labkit.models.providers import PROVIDERS
 from labkit.grading.conventions import nbgrader_role
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))  # every lesson
@@ -57,6 +58,15 @@ def test_a_lesson_with_a_live_mode_takes_the_providers_parameters_and_checks_the
     made = "".join(cell.source for cell in cells if "lesson_model(" in cell.source)
     for argument in ("provider=PROVIDER", "model=MODEL", "host=OLLAMA_HOST", "base_url=BASE_URL"):
         assert argument in made, argument
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_each_lesson_names_every_provider_its_provider_parameter_takes(notebook):
+    """``PROVIDER`` takes any of the course's providers in every lesson: its parameters cell
+    says which, so that a learner reading lesson 01 knows that Gemini works there too."""
+    cell = next(c for c in cells_of(notebook) if "parameters" in c.metadata.get("tags", []))
+    missing = [name for name in PROVIDERS if f'"{name}"' not in cell.source]
+    assert missing == [], f"{notebook.stem}'s parameters cell does not name {missing}"
 
 
 #: Nouns the lessons count; "1" before their plural is a slip ("1 old results", "1 cases").
