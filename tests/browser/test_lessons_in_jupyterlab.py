@@ -68,6 +68,8 @@ class Lesson:
         None  # an Approve/Deny panel: (command shown, what running it prints)
     )
     wire_format: str = "ollama"  # the format of the stepper's turn
+    schemas: tuple[str, str] | None = None  # a schema inspector: (tool to pick, text it shows)
+    search_replace: str | None = None  # a SEARCH/REPLACE stepper: what its last step says
     traffic: str | None = None  # the recording whose MCP traffic an MCPTrafficView steps
 
     def __str__(self) -> str:
@@ -87,6 +89,11 @@ LESSONS = [
         approve=("getpass.getuser()", '"stdout": "I run as '),
     ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
+    Lesson(
+        "09_toolkit",
+        schemas=("edit", "functions.edit:"),
+        search_replace="the end of the text: 1 block(s): path_rules.py",
+    ),
     Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
 ]
@@ -240,6 +247,13 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
             )
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
+        inspector = notebook.panel.locator(".labkit-schemas.jupyter-widgets")
+        if lesson.schemas:
+            check_schema_inspector(inspector, *lesson.schemas)
+        if lesson.search_replace:
+            check_search_replace_stepper(
+                notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"), lesson.search_replace
+            )
         if lesson.traffic:
             traffic = notebook.panel.locator(".labkit-traffic.jupyter-widgets")
             assert traffic.count(), (
@@ -254,6 +268,7 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                 approval,
                 stepper,
                 conversation,
+                inspector,
                 notebook.panel.locator(".jp-RenderedImage"),
             )
             if found.count()
@@ -470,3 +485,20 @@ def check_approval(panel, command: str, printed: str) -> None:
     expect(log).to_contain_text("gate: ask, so allow (by person)")
     expect(log).to_contain_text("Stopped: assistant_finished", timeout=30_000)
     expect(approve).to_be_disabled()
+
+
+def check_schema_inspector(inspector, tool: str, shown: str) -> None:
+    """Picking a tool shows its schema, and what the server's prompt made of it."""
+    assert inspector.count(), "the lesson shows no live schema inspector (.labkit-schemas)"
+    inspector.first.scroll_into_view_if_needed()
+    inspector.first.locator(".labkit-picker select").select_option(tool)
+    expect(inspector.first.locator(".labkit-schema")).to_contain_text(shown, timeout=30_000)
+
+
+def check_search_replace_stepper(stepper, last: str) -> None:
+    """Next walks the parser to the end of the text, where it says what it read."""
+    assert stepper.count(), "the lesson shows no live SEARCH/REPLACE stepper (.labkit-sr-stepper)"
+    stepper.first.scroll_into_view_if_needed()
+    expect(stepper.first).not_to_contain_text(last)
+    stepper.first.locator(".labkit-next").click()
+    expect(stepper.first).to_contain_text(last, timeout=30_000)

@@ -2424,6 +2424,215 @@ def $name(chunks):
     }
 )
 
+# --- Lesson 09 -------------------------------------------------------------------------------
+
+ANSWER_NAMES.update(
+    {"check_apply_edit": "apply_edit", "check_parse_search_replace": "parse_search_replace"}
+)
+#: What lesson 09's answer cells give above the learner's code.
+EDIT_GIVEN = """
+class EmptyOld(ValueError):
+    pass
+class NotFound(ValueError):
+    pass
+class NotUnique(ValueError):
+    pass
+"""
+PARSE_GIVEN = """
+SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+class MissingPath(ValueError):
+    pass
+class MissingDivider(ValueError):
+    pass
+class UnclosedBlock(ValueError):
+    pass
+class StrayMarker(ValueError):
+    pass
+"""
+EDIT_RIGHT = (
+    EDIT_GIVEN
+    + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("old is empty")
+    first = text.find("\\n")
+    newline = "\\r\\n" if first > 0 and text[first - 1] == "\\r" else "\\n"
+    old = old.replace("\\r\\n", "\\n").replace("\\n", newline)
+    new = new.replace("\\r\\n", "\\n").replace("\\n", newline)
+    starts, at = [], text.find(old)
+    while at != -1:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    if not starts:
+        raise NotFound("old is not in the text")
+    overlapping = any(b - a < len(old) for a, b in zip(starts, starts[1:]))
+    if len(starts) > 1 and (overlapping or not replace_all):
+        raise NotUnique(f"old occurs {len(starts)} times")
+    if replace_all:
+        return text.replace(old, new)
+    return text[: starts[0]] + new + text[starts[0] + len(old) :]
+"""
+)
+PARSE_RIGHT = (
+    PARSE_GIVEN
+    + """
+def $name(text):
+    lines = text.split("\\n")
+    if lines[-1] == "":
+        lines.pop()
+    lines = [line[:-1] if line.endswith("\\r") else line for line in lines]
+    edits, path, previous, i = [], None, None, 0
+    while i < len(lines):
+        marker = lines[i].rstrip()
+        if marker == REPLACE:
+            raise StrayMarker(f"line {i + 1}")
+        if marker != SEARCH:
+            if marker and not marker.startswith("```"):
+                path = lines[i].strip()
+            i += 1
+            continue
+        if path is None:
+            path = previous
+        if path is None:
+            raise MissingPath(f"line {i + 1}")
+        j = i + 1
+        while j < len(lines) and lines[j].rstrip() not in (DIVIDER, SEARCH, REPLACE):
+            j += 1
+        if j == len(lines) or lines[j].rstrip() != DIVIDER:
+            raise MissingDivider(f"line {i + 1}")
+        k = j + 1
+        while k < len(lines) and lines[k].rstrip() not in (REPLACE, SEARCH):
+            k += 1
+        if k == len(lines) or lines[k].rstrip() != REPLACE:
+            raise UnclosedBlock(f"line {i + 1}")
+        search = "".join(line + "\\n" for line in lines[i + 1 : j])
+        replace = "".join(line + "\\n" for line in lines[j + 1 : k])
+        edits.append({"path": path, "search": search, "replace": replace})
+        previous, path, i = path, None, k + 1
+    return edits
+"""
+)
+RIGHT.update({"check_apply_edit": EDIT_RIGHT, "check_parse_search_replace": PARSE_RIGHT})
+WRONG.update(
+    {
+        "check_apply_edit": [
+            Answer(
+                "str.replace without the uniqueness check",
+                EDIT_GIVEN
+                + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("empty")
+    if old not in text:
+        raise NotFound("absent")
+    return text.replace(old, new)
+""",
+                "NotUnique must come out",
+            ),
+            Answer(
+                "counts non-overlapping matches only",
+                _changed(
+                    EDIT_RIGHT,
+                    "    starts, at = [], text.find(old)",
+                    "    starts = [i for i in range(text.count(old))]\n    at = -1",
+                )
+                .replace(
+                    "    overlapping = any(b - a < len(old) for a, b in zip(starts, starts[1:]))",
+                    "    overlapping = False",
+                )
+                .replace(
+                    "    return text[: starts[0]] + new + text[starts[0] + len(old) :]",
+                    "    return text.replace(old, new, 1)",
+                ),
+                "overlapping",
+            ),
+            Answer(
+                "changes the line endings",
+                EDIT_GIVEN
+                + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("empty")
+    text, old, new = (s.replace("\\r\\n", "\\n") for s in (text, old, new))
+    count = sum(1 for i in range(len(text)) if text.startswith(old, i))
+    if count == 0:
+        raise NotFound("absent")
+    if count > 1 and not replace_all:
+        raise NotUnique("twice")
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+""",
+                "line endings",
+            ),
+        ],
+        "check_parse_search_replace": [
+            Answer(
+                "a ======= in the replacement ends the block",
+                _changed(
+                    PARSE_RIGHT,
+                    "not in (REPLACE, SEARCH):",
+                    "not in (REPLACE, SEARCH, DIVIDER):",
+                ),
+                "======= there is text",
+            ),
+            Answer(
+                "keeps the CR of CRLF lines",
+                _changed(
+                    PARSE_RIGHT,
+                    '    lines = [line[:-1] if line.endswith("\\r") else line for line in lines]\n',
+                    "",
+                ),
+                "keeps a CR",
+            ),
+            Answer(
+                "takes lines off the front of the list (quadratic)",
+                PARSE_GIVEN
+                + """
+def $name(text):
+    lines = [l[:-1] if l.endswith("\\r") else l for l in text.split("\\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    edits, path, previous = [], None, None
+    while lines:
+        line = lines.pop(0)
+        marker = line.rstrip()
+        if marker == REPLACE:
+            raise StrayMarker("stray")
+        if marker != SEARCH:
+            if marker and not marker.startswith("```"):
+                path = line.strip()
+            continue
+        path = path if path is not None else previous
+        if path is None:
+            raise MissingPath("no path")
+        search, replace = [], []
+        while lines and lines[0].rstrip() not in (DIVIDER, SEARCH, REPLACE):
+            search.append(lines.pop(0) + "\\n")
+        if not lines or lines[0].rstrip() != DIVIDER:
+            raise MissingDivider("no divider")
+        lines.pop(0)
+        while lines and lines[0].rstrip() not in (REPLACE, SEARCH):
+            replace.append(lines.pop(0) + "\\n")
+        if not lines or lines[0].rstrip() != REPLACE:
+            raise UnclosedBlock("open")
+        lines.pop(0)
+        edits.append({"path": path, "search": "".join(search), "replace": "".join(replace)})
+        previous, path = path, None
+    return edits
+""",
+                "grows faster than the input",
+            ),
+            Answer(
+                "no path is an empty path",
+                _changed(
+                    PARSE_RIGHT,
+                    "            path = previous\n",
+                    '            path = previous or ""\n',
+                ),
+                "MissingPath must come out",
+            ),
+        ],
+    }
+)
 
 # --- Lesson 12: which layer stops an action --------------------------------------------------
 

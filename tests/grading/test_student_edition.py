@@ -56,6 +56,7 @@ EXERCISES = {
     "06_providers": 2,
     "07_permissions": 2,
     "08_context_budget": 2,
+    "09_toolkit": 2,
     "11_extension": 2,
     "12_sandbox": 1,
 }
@@ -106,6 +107,10 @@ LEARNERS = {
         ),
         "check_compaction": wrong(
             "check_compaction", "removes old results instead of replacing them"
+        ),
+        "check_apply_edit": wrong("check_apply_edit", "counts non-overlapping matches only"),
+        "check_parse_search_replace": wrong(
+            "check_parse_search_replace", "a ======= in the replacement ends the block"
         ),
         "check_mcp_to_tool_schema": wrong(
             "check_mcp_to_tool_schema", "drops required: parameters rebuilt from the properties"
