@@ -27,6 +27,7 @@ from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
 from ..harness.sample import SAMPLE_DIR, TEST_FILE, check_sample, file_sha256
+from ..harness.words import json_kind
 from ..models.json_difference import excerpt, where_different
 from ..models.provenance import SOURCES
 from .harness_setup import setup_problem
@@ -216,7 +217,7 @@ def _line_problem(entry: dict, wire_format: str) -> str | None:
     JSON (the other formats)."""
     line, chunk = entry["line"], entry["chunk"]
     if not isinstance(line, str):
-        return f"its 'line' is {type(line).__name__}, not text. {LINE_ADVICE}"
+        return f"its 'line' is {json_kind(line)}, not text. {LINE_ADVICE}"
     if wire_format == "ollama":
         if "\n" in line:
             return f"its 'line' holds more than one line of text. {LINE_ADVICE}"
