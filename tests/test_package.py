@@ -15,6 +15,7 @@ wherever labkit is installed, and each lesson runs to its end once, not twice.
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import WHEEL_COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
@@ -406,9 +408,47 @@ def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monk
 
     monkeypatch.setattr(edition, "find_spec", lambda name: None)
     assert main(["lessons", str(tmp_path / "lessons")]) == 1
-    assert "pip install nbgrader" in capsys.readouterr().err
+    assert "pip install -c pins.txt nbgrader" in capsys.readouterr().err
     assert not (tmp_path / "lessons").exists()
     (tmp_path / "a_file").write_text("mine")
     assert main(["lessons", "--reference", str(tmp_path / "a_file")]) == 1
     assert "it is a file, not a folder" in capsys.readouterr().err
     assert (tmp_path / "a_file").read_text() == "mine"
+
+
+def test_the_messages_commands_work_from_a_wheel_installs_lessons_folder(installed, lessons):
+    """Where a learner without a clone works: the folder ``lessons`` wrote. The replay the
+    live-mode messages suggest finds the course's recording by its name there, and the
+    pins come from the wheel itself, equal to the clone's requirements.lock."""
+    folder = lessons.folders["student"]
+    replay = installed.run("-m", "labkit", "replay", "repair", cwd=folder)
+    assert replay.returncode == 0 and "Replay matches the recording." in replay.stdout
+    pins = installed.run("-m", "labkit", "constraints", cwd=folder)
+    assert pins.returncode == 0 and pins.stdout == (ROOT / "requirements.lock").read_text()
+
+
+def test_the_pip_commands_suggested_install_what_they_say(installed, tmp_path):
+    """Each pip command of the README and the messages (``WHEEL_COMMANDS``), run where it is
+    meant to run, against the wheel built here: pip resolves it, offline (``--dry-run
+    --no-index``: every pinned package is in this environment already), so a file it names
+    is there, its options are pip's and the pins agree with what it installs. The wheel is
+    built with ``pip wheel --no-deps`` by the ``installed`` fixture."""
+    (tmp_path / "dist").mkdir()
+    shutil.copy2(installed.wheel, tmp_path / "dist" / installed.wheel.name)
+    shutil.copy2(installed.wheel, tmp_path / installed.wheel.name)
+    shutil.copy2(ROOT / "requirements.lock", tmp_path / "requirements.lock")
+    pins = installed.run("-m", "labkit", "constraints", cwd=tmp_path)
+    (tmp_path / "pins.txt").write_text(pins.stdout)
+    assert installed.wheel.name == "labkit-0.1.0-py3-none-any.whl"  # the name they give
+    for command in WHEEL_COMMANDS:
+        if command.startswith("pip wheel"):
+            continue  # what the installed fixture ran to build the wheel
+        words = shlex.split(command)[2:]
+        dry = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--quiet", *words],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert dry.returncode == 0, (command, dry.stdout + dry.stderr)

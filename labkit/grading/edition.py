@@ -146,9 +146,10 @@ def write_lessons(args) -> int:
             added, kept = update_reference_edition(into)
         elif find_spec("nbgrader") is None:
             raise EditionError(
-                "nbgrader makes the student edition and is not installed: "
-                "`pip install nbgrader` (labkit[course] brings it), or write the "
-                "lessons with their answers with --reference"
+                "nbgrader makes the student edition and is not installed: install the "
+                "version the course is tested with (`python -m labkit constraints > "
+                "pins.txt`, then `pip install -c pins.txt nbgrader`), or write the lessons "
+                "with their answers with --reference"
             )
         else:
             added, kept = update_student_edition(into)
