@@ -16,8 +16,9 @@
 - ``labkit.settings``: the defaults and folders every entry point shares.
 
 Lesson 14 adds a task set (``load_tasks``, ``TaskTools``), durable runs kept in a journal
-(``run_durable``, ``read_journal``) and batches over a task set (``run_batch``, ``summary``,
-``ResultsTable``); ``labkit.pieces`` holds what a learner's own loop may use.
+(``run_durable``, ``read_journal``), batches over a task set (``run_batch``, ``summary``,
+``ResultsTable``) and a loop run behind every SDK (``behind_every_sdk``); ``labkit.pieces``
+holds what a learner's own loop may use.
 
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
@@ -89,6 +90,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.loop_live import behind_every_sdk
 from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
@@ -275,6 +277,7 @@ __all__ = [
     "TASK_SYSTEM_PROMPT",
     "Task",
     "TaskTools",
+    "behind_every_sdk",
     "journal_lines",
     "load_tasks",
     "read_journal",

@@ -34,11 +34,20 @@ from conftest import WHEEL_COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
     "sample_repo": "labkit/harness/sample_repo",
+    "tasks": "labkit/harness/tasks",
     "recordings": "labkit/course/recordings",
     "notebooks": "labkit/course/notebooks",
 }
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
-SOURCES = ("labkit", "sample_repo", "recordings", "notebooks", "pyproject.toml", "README.md")
+SOURCES = (
+    "labkit",
+    "sample_repo",
+    "tasks",
+    "recordings",
+    "notebooks",
+    "pyproject.toml",
+    "README.md",
+)
 
 
 def course_files(folder: str) -> set:

@@ -90,7 +90,7 @@ def chat_for(model: dict, task_name: str):
         base_url=model.get("base_url"),
         stream=model.get("stream", True),
     )
-    provenance = chat.provenance()
+    provenance = {**chat.provenance(), "recorded_with": "python -m labkit batch"}
     if model.get("declared"):
         provenance["declared"] = dict(model["declared"])
     return chat, provenance

@@ -59,6 +59,7 @@ EXERCISES = {
     "09_toolkit": 2,
     "11_extension": 2,
     "12_sandbox": 1,
+    "14_your_loop": 2,
 }
 STUB = "raise NotImplementedError()"
 
@@ -117,6 +118,12 @@ LEARNERS = {
         ),
         "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
+        "check_my_loop": wrong(
+            "check_my_loop", "forgets the assistant message before the tool messages"
+        ),
+        "check_resolved_rate": wrong(
+            "check_resolved_rate", "counts the model's claims: stops with assistant_finished"
+        ),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(

@@ -325,33 +325,49 @@ def learners_loop():
     return namespace["my_loop"]
 
 
-class Requests:
-    """A chat that keeps what each request sent, as JSON."""
+class Kept:
+    """A chat that keeps each request (as JSON) and the chunks the real model sent back."""
 
     def __init__(self, chat):
-        self.chat, self.sent = chat, []
+        self.chat, self.sent, self.replies = chat, [], []
         self.wire_format = chat.wire_format
 
     def __call__(self, messages, tool_schemas):
         self.sent.append(json.dumps(messages))
-        return self.chat(messages, tool_schemas)
+        self.replies.append([])
+        for chunk in self.chat(messages, tool_schemas):
+            self.replies[-1].append(chunk)
+            yield chunk
+
+
+class SameReplies:
+    """The real model's replies to one loop, played to another loop, which must send the same
+    requests, one by one (the model samples: two live runs need not get the same replies)."""
+
+    def __init__(self, kept: Kept):
+        self.kept, self.asked = kept, 0
+        self.wire_format = kept.wire_format
+
+    def __call__(self, messages, tool_schemas):
+        number, self.asked = self.asked, self.asked + 1
+        assert number < len(self.kept.sent), "more requests than the learner's loop made"
+        assert json.dumps(messages) == self.kept.sent[number], f"request {number + 1} differs"
+        return iter(self.kept.replies[number])
 
 
 def test_the_learners_loop_and_labkits_send_the_real_model_the_same_requests(server):
+    """The lesson's answer to exercise 14a drives the real model; labkit's loop, given the
+    model's replies to it, sends the same requests and ends with the same conversation."""
     from labkit import OpenAIModel, RepoTools, agent_events, run_line, sample_copy
     from labkit.harness.prompt import REPAIR_TASK
 
-    my_loop, runs = learners_loop(), {}
-    for who in ("labkit's", "the learner's"):
-        chat = Requests(OpenAIModel(ALIAS, base_url=server["url"], stream=False))
-        with sample_copy() as root:
-            if who == "labkit's":
-                events = list(agent_events(chat, RepoTools(root), REPAIR_TASK, max_turns=8))
-            else:
-                events = list(my_loop(chat, RepoTools(root), REPAIR_TASK, 8))
-        runs[who] = (chat.sent, events)
-        print(f"{who:14} {run_line(events)}")
-    (theirs, their_events), (mine, my_events) = runs.values()
-    assert mine == theirs, "the two loops sent the real model different requests"
-    assert my_events[-1]["reason"] == their_events[-1]["reason"]
-    assert json.dumps(my_events[-1]["messages"]) == json.dumps(their_events[-1]["messages"])
+    kept = Kept(OpenAIModel(ALIAS, base_url=server["url"], stream=False))
+    with sample_copy() as root:
+        mine = list(learners_loop()(kept, RepoTools(root), REPAIR_TASK, 8))
+    replayed = SameReplies(kept)
+    with sample_copy() as root:
+        theirs = list(agent_events(replayed, RepoTools(root), REPAIR_TASK, max_turns=8))
+    print(f"the learner's {run_line(mine)}\nlabkit's      {run_line(theirs)}")
+    assert replayed.asked == len(kept.sent), "labkit's loop made fewer requests"
+    assert mine[-1]["reason"] == theirs[-1]["reason"]
+    assert json.dumps(mine[-1]["messages"]) == json.dumps(theirs[-1]["messages"])
