@@ -13,9 +13,10 @@ exercises, and nothing of the loop itself.
 - ``STOP_REASONS``: how a run may stop, each with what it means.
 
 Exercise 14a's check runs your answer in a Python of its own (``python -I -S``) where this
-module and what it is built from (``harness/contracts.py``, ``frozen.py``, ``prompt.py`` and
-``formats/``) are the only labkit there is: no ``agent_events``, nothing of the grading. Your
-own Ollama pieces from lessons 01 to 03 may stand in for these, if they keep the same rules.
+module and what it is built from (``harness/contracts.py``, ``frozen.py``, ``prompt.py``,
+``words.py`` and ``formats/``) are the only labkit there is: no ``agent_events``, nothing of
+the grading. Your own Ollama pieces from lessons 01 to 03 may stand in for these, if they keep
+the same rules.
 """
 
 from .harness.contracts import STOP_REASONS, ToolCall, Turn

@@ -28,7 +28,13 @@ from .isolated import Raised, _Answer, decode
 
 LABKIT = Path(__file__).resolve().parent.parent
 #: The files of labkit an answer's process holds: the pieces and what they import.
-PIECES = ("pieces.py", "harness/contracts.py", "harness/frozen.py", "harness/prompt.py")
+PIECES = (
+    "pieces.py",
+    "harness/contracts.py",
+    "harness/frozen.py",
+    "harness/prompt.py",
+    "harness/words.py",
+)
 PIECE_FOLDERS = ("harness/formats",)
 STUB = '"""labkit, as lesson 14\'s check hands it to an answer: the pieces, nothing more."""\n'
 MOST_EVENTS = 20_000  # events a loop may yield in one case before the grader stops reading
