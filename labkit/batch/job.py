@@ -8,7 +8,7 @@ worker::
      "model": {"replay": "/path/to/recordings"}     # the task's recorded attempt, or
               {"provider": "openai", "model": "...", "base_url": "...", "stream": false,
                "declared": {"server": "..."}},       # a live model (labkit.models)
-     "max_turns": 8, "sandbox": "workspace-write",   # or null: no sandbox
+     "max_turns": 10, "sandbox": "workspace-write",   # or null: no sandbox
      "timeout": 900}
 
 It runs the durable attempt (``recording/durable.py``) in the spec's folder, afresh or picked

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..harness.loop import MAX_TURNS
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import sample_copy
 from ..harness.tools import RepoTools
@@ -50,7 +51,7 @@ class SdkRun:
         )
 
 
-def behind_every_sdk(loop: Loop, max_turns: int = 8) -> list[SdkRun]:
+def behind_every_sdk(loop: Loop, max_turns: int = MAX_TURNS) -> list[SdkRun]:
     """``loop`` on the course's repair once per provider, behind a strict replay server of
     that provider's recording, through labkit's model for it (the official SDK)."""
     runs = []

@@ -358,15 +358,15 @@ class SameReplies:
 def test_the_learners_loop_and_labkits_send_the_real_model_the_same_requests(server):
     """The lesson's answer to exercise 14a drives the real model; labkit's loop, given the
     model's replies to it, sends the same requests and ends with the same conversation."""
-    from labkit import OpenAIModel, RepoTools, agent_events, run_line, sample_copy
+    from labkit import MAX_TURNS, OpenAIModel, RepoTools, agent_events, run_line, sample_copy
     from labkit.harness.prompt import REPAIR_TASK
 
     kept = Kept(OpenAIModel(ALIAS, base_url=server["url"], stream=False))
     with sample_copy() as root:
-        mine = list(learners_loop()(kept, RepoTools(root), REPAIR_TASK, 8))
+        mine = list(learners_loop()(kept, RepoTools(root), REPAIR_TASK, MAX_TURNS))
     replayed = SameReplies(kept)
     with sample_copy() as root:
-        theirs = list(agent_events(replayed, RepoTools(root), REPAIR_TASK, max_turns=8))
+        theirs = list(agent_events(replayed, RepoTools(root), REPAIR_TASK, max_turns=MAX_TURNS))
     print(f"the learner's {run_line(mine)}\nlabkit's      {run_line(theirs)}")
     assert replayed.asked == len(kept.sent), "labkit's loop made fewer requests"
     assert mine[-1]["reason"] == theirs[-1]["reason"]

@@ -32,6 +32,8 @@ PLAIN_EVENTS = {"model_start", "text_delta", "tool_start", "tool_result", "stopp
 TOOL_ERRORS = ("ValueError", "TypeError", "OSError", "FileNotFoundError", "PermissionError",
                "ConnectionError")  # fmt: skip
 TASK = "Repair the repository so that all the tests pass."
+#: The budget of each fixed case: a parameter the grader passes to the loop, as labkit's default.
+CASE_TURNS = 8
 
 
 def schemas_for(names) -> list:
@@ -111,7 +113,7 @@ def error_text(outcome: dict) -> str:
     return str(getattr(builtins, outcome["raise"])(*outcome["args"]))
 
 
-def reference_script(replies: list, outcomes: list, *, max_turns=8, task: str = TASK,
+def reference_script(replies: list, outcomes: list, *, max_turns=CASE_TURNS, task: str = TASK,
                      names=TOOL_NAMES) -> Script:  # fmt: skip
     """What a right loop does with these replies (one per request, in order) and these tool
     outcomes (one per call, in order): its steps and its stop."""
