@@ -129,7 +129,7 @@ def project_part(root: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> Projec
     note = None
     if left:
         note = f"{name} is {len(data):,} bytes; the first {len(data) - left:,} were injected"
-    if text:
+    if data:  # a cap below the first character keeps no byte, and the marker says so
         text += CAP_MARKER.format(left=left, total=len(data), name=name) if left else ""
         return ProjectFile(PromptPart("project", text, name), _joined(note, also))
     return ProjectFile(None, _joined(f"{name} is empty", also))
