@@ -96,7 +96,7 @@ from .lessons.ground_demos import (
     one_delegation,
     reading_forever,
 )
-from .lessons.ground_render import plan_text, timeline_html, timeline_lines
+from .lessons.ground_render import Timeline, plan_text, timeline_html, timeline_lines
 from .lessons.ground_state import (
     AGENTS_MD,
     family_sizes,
@@ -275,6 +275,7 @@ __all__ = [
     "Skills",
     "Subagents",
     "ThreadRunner",
+    "Timeline",
     "assembled",
     "batch_seconds",
     "busiest_turn",

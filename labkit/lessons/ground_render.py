@@ -87,3 +87,17 @@ def timeline_html(events: list) -> str:
         elif kind == "stopped":
             parts.append(f"<div><b>stopped: {escape(event['reason'])}</b></div>")
     return '<div class="labkit-timeline" style="font-family:monospace">' + "".join(parts) + "</div>"
+
+
+class Timeline:
+    """A run's timeline as a notebook shows it: HTML with each subagent folded (click to
+    open), or the indented text lines where there is no HTML."""
+
+    def __init__(self, events: list):
+        self.events = events
+
+    def _repr_html_(self) -> str:
+        return timeline_html(self.events)
+
+    def __repr__(self) -> str:
+        return "\n".join(timeline_lines(self.events))
