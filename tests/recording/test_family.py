@@ -74,3 +74,14 @@ def test_a_child_asked_a_task_the_recording_does_not_hold_is_a_model_error_it_re
     _, chat_for = family_chats(load_recording("ground_state.json"))
     with pytest.raises(ValueError, match="holds no subagent given the task 'other'"):
         chat_for("other")
+
+
+def test_the_family_replays_over_http_run_after_run_as_live_mode_runs_it():
+    from labkit import lesson_model, serve_recording
+
+    with serve_recording(load_recording("ground_state.json")) as server:
+        chat = lesson_model("live", host=server.url)
+        for _ in range(2):  # the second run starts the recording over
+            run = run_ground(chat)
+            assert run.stop["reason"] == "assistant_finished"
+            assert run.checks_after.failed == 0
