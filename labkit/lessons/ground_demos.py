@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from ..harness.loop import agent_events, call_tool
 from ..harness.parallel import ThreadRunner
 from ..harness.sample import sample_copy
-from ..harness.subagents import CHILD_TURNS, MAX_DEPTH, Subagents
-from ..harness.toolkit import Toolkit
-from ..harness.toolset import Joined
+from ..harness.subagents import CHILD_TURNS, MAX_DEPTH
 from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from .ground_state import ground_tools, ground_workspace
@@ -51,14 +49,10 @@ def one_delegation(
         ]
     )
     with sample_copy() as root:
-        agents = Subagents(
-            child_chat,
-            lambda: Toolkit(root),
-            max_turns=child_turns,
-            max_depth=max_depth,
-            gate=gate,
+        tools = ground_tools(
+            root, child_chat, gate=gate, child_turns=child_turns, max_depth=max_depth
         )
-        events = list(agent_events(parent, Joined(Toolkit(root), agents), "task", gate=gate))
+        events = list(agent_events(parent, tools, "task", gate=gate))
     result = next(e["result"] for e in events if e["type"] == "tool_result")
     child = next((e["events"] for e in events if e["type"] == "subagent"), None)
     return Delegation(result, child, events[-1])

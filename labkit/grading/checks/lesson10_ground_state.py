@@ -14,17 +14,9 @@ import posixpath
 import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
-from .common import DRAWN, learner_answer, new_seed
+from .common import learner_answer, with_drawn
 
 __all__ = ["check_system_prompt", "check_subagent_result", "check_ordered_results"]
-
-
-def _with_drawn(fixed: list, hidden: list, draw_one) -> tuple[list, random.Random]:
-    """The fixed cases, the hidden ones given, and ``DRAWN`` drawn afresh (seed in the label)."""
-    seed = new_seed()
-    draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", draw_one(draw), "") for n in range(1, DRAWN + 1)]
-    return fixed + hidden + drawn, draw
 
 
 # --- 10a: system_prompt --------------------------------------------------------------------
@@ -150,7 +142,7 @@ def _drawn_prompt(draw: random.Random) -> list:
 def check_system_prompt(system_prompt, *, hidden: bool = False) -> None:
     """``system_prompt(parts, project_file, cap)`` assembles the prompt by the rules."""
     answer = learner_answer(system_prompt, "system_prompt")
-    listed, _ = _with_drawn(PROMPT_CASES, HIDDEN_PROMPT_CASES if hidden else [], _drawn_prompt)
+    listed, _ = with_drawn(PROMPT_CASES, HIDDEN_PROMPT_CASES if hidden else [], _drawn_prompt)
     cases = [
         Case(label, arguments, prompt_reference(*arguments), hint=hint)
         for label, arguments, hint in listed
@@ -312,7 +304,7 @@ def _drawn_result(draw: random.Random) -> list:
 def check_subagent_result(subagent_result, *, hidden: bool = False) -> None:
     """``subagent_result(child_events)`` is the one result the parent reads."""
     answer = learner_answer(subagent_result, "subagent_result")
-    listed, _ = _with_drawn(RESULT_CASES, HIDDEN_RESULT_CASES if hidden else [], _drawn_result)
+    listed, _ = with_drawn(RESULT_CASES, HIDDEN_RESULT_CASES if hidden else [], _drawn_result)
     cases = [
         Case(
             label,
@@ -435,7 +427,7 @@ def _drawn_order(draw: random.Random) -> list:
 def check_ordered_results(ordered_results, *, hidden: bool = False) -> None:
     """``ordered_results(calls, finished)`` puts results back in the order asked, in linear time."""
     answer = learner_answer(ordered_results, "ordered_results")
-    listed, draw = _with_drawn(ORDER_CASES, HIDDEN_ORDER_CASES if hidden else [], _drawn_order)
+    listed, draw = with_drawn(ORDER_CASES, HIDDEN_ORDER_CASES if hidden else [], _drawn_order)
     cases = [
         Case(label, arguments, order_reference(*arguments), hint=hint)
         for label, arguments, hint in listed
