@@ -366,9 +366,10 @@ def test_each_failure_case_stops_as_the_lesson_explains_and_together_they_show_e
         "server_down": ("model_error", 0, 1),
         "empty_response": ("empty_response", 0, 1),
         "malformed": ("malformed_model_turn", 0, 1),
+        "tools_died": ("tools_failed", 1, 1),
     }
     shown = {reason for reason, _, _ in stops.values()} | {BOUNDED_SHOWN}
-    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all six
+    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all seven
 
 
 def test_each_run_exercise_5b_asks_about_stops_as_the_check_expects():
