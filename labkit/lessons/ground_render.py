@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from html import escape
 
+from ..harness.words import counted
+
 MARKS = {"done": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 COLOURS = {"done": "#2e7d32", "in_progress": "#1565c0", "pending": "#757575"}
 
@@ -43,8 +45,9 @@ def _result_line(event: dict) -> str:
         return f"    -> error: {result['error'][:90]}"
     if event["name"] == "delegate":
         return (
-            f"    -> one result: {result['stop_reason']}, {result['turns']} requests, "
-            f"{result['tool_calls']} calls; answer {len(result['answer'])} characters"
+            f"    -> one result: {result['stop_reason']}, {counted(result['turns'], 'request')}, "
+            f"{counted(result['tool_calls'], 'call')}; answer "
+            f"{counted(len(result['answer']), 'character')}"
         )
     return f"    -> {json.dumps(result, ensure_ascii=False)[:80]}"
 
@@ -62,7 +65,9 @@ def timeline_lines(events: list, indent: str = "") -> list[str]:
         elif kind == "tool_result":
             lines.append(indent + _result_line(event))
         elif kind == "stopped":
-            lines.append(f"{indent}stopped: {event['reason']} after {event['turns']} requests")
+            lines.append(
+                f"{indent}stopped: {event['reason']} after {counted(event['turns'], 'request')}"
+            )
     return lines
 
 
