@@ -27,7 +27,8 @@ the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``)
 adds the ground state: a system prompt from named parts (``PromptPart``, ``assembled``,
 ``project_part``), skills (``Skills``), a plan (``Plan``), subagents (``Subagents``,
 ``subagent_result``), a turn's read-only calls at once (``ThreadRunner``), and its run
-(``run_ground``) with a parent and its children in one recording (``family_chats``).
+(``run_ground``) with a parent and its children in one recording (``family_chats``), and a
+planner and a coder, each stage measured (``plan_then_code``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -117,6 +118,7 @@ from .lessons.lesson import (
     time_totals,
 )
 from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
+from .lessons.planner_coder import plan_then_code, scripted_pair
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
     TOUR_LIMITS,
@@ -287,10 +289,12 @@ __all__ = [
     "model_down",
     "one_delegation",
     "plan_text",
+    "plan_then_code",
     "plan_updates",
     "project_part",
     "reading_forever",
     "run_ground",
+    "scripted_pair",
     "subagent_result",
     "timeline_html",
     "timeline_lines",

@@ -110,3 +110,19 @@ def test_the_demonstrations_each_come_back_as_one_result():
     deep = one_delegation(reading_forever(), tools=["delegate"])
     assert "depth limit is 1" in deep.result["error"] and deep.child is None
     assert {spent.parent_stop["reason"], down.parent_stop["reason"]} == {"assistant_finished"}
+
+
+def test_the_planner_and_the_coder_are_two_conversations_measured_apart():
+    from labkit import plan_then_code, scripted_pair
+    from labkit.harness.prompt import CODER_RULES, PLANNER_RULES
+
+    (planner, coder), after = plan_then_code(*scripted_pair())
+    assert (planner.requests, coder.requests) == (1, 4)
+    assert planner.turns[0]["request"]["tools"] == []  # the planner has no tools
+    assert planner.turns[0]["request"]["messages"][0]["content"] == PLANNER_RULES
+    first_coder = coder.turns[0]["request"]["messages"]
+    assert first_coder[0]["content"] == CODER_RULES
+    assert first_coder[1]["content"].endswith("The planner's plan:\n" + planner.reply)
+    assert planner.provenance["model"] != coder.provenance["model"]
+    assert planner.tokens("prompt_eval_count") < coder.tokens("prompt_eval_count")
+    assert after.failed == 0
