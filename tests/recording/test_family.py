@@ -76,12 +76,21 @@ def test_a_child_asked_a_task_the_recording_does_not_hold_is_a_model_error_it_re
         chat_for("other")
 
 
-def test_the_family_replays_over_http_run_after_run_as_live_mode_runs_it():
+def test_the_family_replays_over_http_as_live_mode_runs_it():
     from labkit import lesson_model, serve_recording
 
     with serve_recording(load_recording("ground_state.json")) as server:
-        chat = lesson_model("live", host=server.url)
-        for _ in range(2):  # the second run starts the recording over
-            run = run_ground(chat)
-            assert run.stop["reason"] == "assistant_finished"
-            assert run.checks_after.failed == 0
+        run = run_ground(lesson_model("live", host=server.url))
+    assert run.stop["reason"] == "assistant_finished" and run.checks_after.failed == 0
+
+
+def test_a_server_takes_a_childs_first_request_as_the_next_turn_and_the_parents_as_a_restart():
+    from labkit.models.replay import RequestCursor
+
+    turns = load_recording("ground_state.json")["turns"]
+    cursor = RequestCursor(turns, restarts=True)
+    for number, turn in enumerate(turns, start=1):  # a child's opening request included
+        request = turn["request"]
+        assert cursor.next_turn(request["messages"], request["tools"])[0] == number
+    first = turns[0]["request"]
+    assert cursor.next_turn(first["messages"], first["tools"])[0] == 1  # the run starts over
