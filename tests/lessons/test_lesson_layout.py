@@ -8,8 +8,8 @@ import pytest
 from conftest import PROJECT_DIR, parameters_of
 
 from labkit import PROVIDER_PARAMETERS
-from labkit.models.providers import PROVIDERS
 from labkit.grading.conventions import nbgrader_role
+from labkit.models.providers import PROVIDERS
 
 NOTEBOOKS = sorted((PROJECT_DIR / "notebooks").glob("[0-9][0-9]_*.ipynb"))  # every lesson
 
