@@ -1,4 +1,5 @@
-"""``python -m labkit``: replay a recording, serve one over its API, or record a live attempt."""
+"""``python -m labkit``: replay a recording, serve one over its API, or record a live attempt;
+write the lessons; grade a class and report what it got wrong."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .grading import grade_class, report
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
@@ -136,12 +138,20 @@ def main(argv=None) -> int:
             "lessons", help="write the lessons into a folder of yours, never overwriting one"
         )
     )
+    grade_class.add_arguments(
+        commands.add_parser("grade", help="autograde a class in parallel, each learner sandboxed")
+    )
+    report.add_arguments(
+        commands.add_parser("report", help="what a graded class got wrong: HTML page and CSV")
+    )
     args = parser.parse_args(argv)
     commands = {
         "replay": replay_command,
         "serve": serve_command,
         "record": record_command,
         "lessons": write_lessons,
+        "grade": grade_class.run,
+        "report": report.run,
     }
     return commands[args.command](args)
 

@@ -1,0 +1,242 @@
+"""The hidden test cases: what each check adds when a test cell's hidden part calls it with
+``hidden=True`` (nbgrader takes those lines out of the student edition).
+
+They live here, outside the package learners install, so a learner cannot read them (the
+visible cases and the cases drawn at random stay in ``labkit.grading.checks``). ``HIDDEN``
+maps a check's name to a function returning the extra cases, each in the shape of that
+check's own list; a check passes what its cases are built from (``read_source``...) as
+keyword arguments. ``labkit.grading.checks.common.hidden_cases`` is the one caller.
+"""
+
+from __future__ import annotations
+
+from labkit.grading.checks import (
+    lesson02_streamed_turn as lesson02,
+)
+from labkit.grading.checks import (
+    lesson06_results as lesson06_results,
+)
+from labkit.grading.checks import (
+    lesson06_streams as streams,
+)
+from labkit.grading.checks import (
+    lesson08_context_budget as lesson08,
+)
+from labkit.grading.checks import (
+    lesson11_extension as lesson11,
+)
+from labkit.grading.checks import (
+    lesson12_sandbox as lesson12,
+)
+
+
+def _tool_message() -> list:
+    return [("an empty result", "run_tests", {}, "an empty dict is the JSON text '{}'")]
+
+
+def _assemble_content() -> list:
+    return [("one fragment", [lesson02._chunk("x", done=True)], "")]
+
+
+def _may_dispatch() -> list:
+    return [
+        (
+            "a length cut with text only",
+            [lesson02._chunk("The answer is"), lesson02._chunk(done=True, done_reason="length")],
+            "done_reason 'length' means the reply was cut, whatever it holds",
+        )
+    ]
+
+
+def _append_results(read_source) -> list:
+    return [
+        (
+            "the same call twice",
+            [read_source, read_source],
+            "each call runs, even when two are alike",
+        )
+    ]
+
+
+def _repair_verdict(same_hash) -> list:
+    last = "0" if same_hash[-1] != "0" else "1"
+    return [
+        (
+            "interrupted after 4 passed (exit code 2)",
+            (2, 4, 0, "4 passed in 0.03s\n!!! KeyboardInterrupt !!!"),
+            same_hash,
+            same_hash,
+            "only exit code 0 is a finished, passing run",
+        ),
+        (
+            "hashes that differ only in their last character",
+            (0, 4, 0, "4 passed in 0.03s"),
+            same_hash,
+            same_hash[:-1] + last,
+            "compare the whole hashes: any difference means the file changed",
+        ),
+    ]
+
+
+def _assemble_calls(read, mixed) -> list:
+    return [
+        ("the first entry carries arguments too", "chat", streams.eager_start(), ""),
+        ("a call whose start arrives before a lower index's", "chat", streams.out_of_order(),
+         "the calls come back in index order"),
+        ("a finish_reason this lesson never named", "chat",
+         streams.ended(read, "function_call"),
+         "only 'tool_calls' and 'stop' end a reply whose calls may run"),
+        ("Responses: three calls, their deltas interleaved around a text item", "responses",
+         streams.responses_interleaved(three=True),
+         "each delta names its item (item_id): join the deltas of each item on its own"),
+        ("Responses: response.incomplete for a reason this lesson never named", "responses",
+         streams.responses_ended(mixed, streams.incomplete("max_messages")),
+         "response.incomplete, whatever its reason, means the reply did not finish"),
+        ("Responses: an error event", "responses",
+         streams.responses_ended(mixed, streams.ERROR), "an error event runs nothing"),
+    ]  # fmt: skip
+
+
+def _result_messages(read, tested) -> list:
+    call, unnamed = lesson06_results._call, lesson06_results._unnamed
+    return [
+        ("anthropic: the same tool twice", "anthropic",
+         [call("anthropic", 4, "read_file"), call("anthropic", 5, "read_file")],
+         [read, {"path": "NOTES.md", "content": "Grüße ✓"}]),
+        ("gemini: one call with an id, one without", "gemini",
+         [call("gemini", 6, "run_tests"), unnamed(call("gemini", 7, "read_file"))],
+         [tested, read]),
+        ("openai-responses: no tool calls", "openai-responses", [], []),
+    ]  # fmt: skip
+
+
+def _policy() -> list:
+    return [
+        ("backticks", ["sh", "-c", "echo `curl x.example`"], "a command in backticks runs too"),
+        (
+            "a command sent to the background",
+            ["bash", "-c", "python -m pytest -x &"],
+            "& only separates commands: the one command here is allowed",
+        ),
+        ("a shell with no script", ["sh", "-c"], "no script, no allowed command: ask"),
+    ]
+
+
+def _head_and_tail() -> list:
+    return [
+        (
+            "an earlier marker wholly in the cut",
+            "x" * 200 + lesson08._old(123, "characters") + "y" * 200,
+            90,
+            "a marker inside the part you cut goes with it",
+        ),
+        (
+            "one character over",
+            "z" * 101,
+            100,
+            "one character over the limit is cut like any other",
+        ),
+    ]
+
+
+def _compaction() -> list:
+    already = lesson08.conversation(
+        [("read_file", lesson08.NOTE)],
+        [("run_tests", lesson08._result("d", 900))],
+        [("read_file", lesson08._result("e", 50))],
+    )
+    return [
+        (
+            "an already compacted result",
+            already,
+            300,
+            "a result that is NOTE already is not replaced again",
+        )
+    ]
+
+
+def _mcp_to_tool_schema() -> list:
+    nested = lesson11.NESTED
+    return [
+        ("nested objects", nested, "openai",
+         "a nested object schema goes through as it is, its own 'required' included"),
+        ("nested objects, Anthropic", nested, "anthropic",
+         "the whole inputSchema is the input_schema; annotations and _meta are not sent"),
+        ("neither description nor title", {"name": "ping", "inputSchema": {"type": "object",
+         "properties": {}}}, "anthropic", "no description and no title: an empty description"),
+        ("an empty description, a title", {"name": "ping", "description": "", "title": "Ping",
+         "inputSchema": {"type": "object", "properties": {}}}, "openai",
+         "an empty description is no description: use the title"),
+        ("a name of 65 characters", {"name": "t" * 65, "description": "Long.",
+         "inputSchema": {"type": "object", "properties": {}}}, "anthropic",
+         "Anthropic takes at most 64 characters: raise ValueError"),
+        ("a name that starts with a digit, for Gemini", {"name": "2fast", "description": "Go.",
+         "inputSchema": {"type": "object", "properties": {}}}, "gemini",
+         "Gemini wants a letter or _ first: raise ValueError"),
+        ("nested objects, Gemini", nested, "gemini",
+         "the whole inputSchema is the parametersJsonSchema"),
+    ]  # fmt: skip
+
+
+def _hook_decision() -> list:
+    output = lesson11._output
+    return [
+        ("killed by a signal", output("stop"), -9, "a negative exit code is a crash too"),
+        ("null", output("before_tool", "null"), 0, "null is JSON, but not an object: not_json"),
+        ("a key the point does not take", output("before_request", '{"arguments": {}}'), 0,
+         "before_request may give context only: a bad_reply"),
+        ("a context that is a number", output("run_start", '{"context": 42}'), 0,
+         "context is text: a bad_reply"),
+    ]  # fmt: skip
+
+
+def _layers() -> list:
+    act, pytest = lesson12.act, lesson12.PYTEST
+    return [
+        (
+            "git status with more words",
+            act(["git", "status", "--short"], "read the workspace"),
+            "workspace-write",
+            "git status followed by anything is on the gate's list",
+        ),
+        (
+            "a bash -c wrapper, no sandbox",
+            act(["bash", "-c", "cat ~/.ssh/id_rsa"], "read a key in your home"),
+            "none",
+            "the wrapper is bash, which the gate does not allow",
+        ),
+        ("the tests fill /tmp, read-only", act(pytest, "fill /tmp"), "read-only", ""),
+        (
+            "the tests write through a hard link, read-only",
+            act(pytest, "write through a hard link in the workspace"),
+            "read-only",
+            "",
+        ),
+        (
+            "catalog is not cat",
+            act(["catalog"], "read the workspace"),
+            "workspace-write",
+            "compare whole words",
+        ),
+    ]
+
+
+#: Every check's hidden cases, by the check's name (lesson 05's predictions have none).
+HIDDEN = {
+    "check_tool_message": _tool_message,
+    "check_assemble_content": _assemble_content,
+    "check_may_dispatch": _may_dispatch,
+    "check_append_results": _append_results,
+    "check_repair_verdict": _repair_verdict,
+    "check_bounded_prediction": list,
+    "check_stop_predictions": list,
+    "check_assemble_calls": _assemble_calls,
+    "check_result_messages": _result_messages,
+    "check_policy": _policy,
+    "check_gate_stops": list,
+    "check_head_and_tail": _head_and_tail,
+    "check_compaction": _compaction,
+    "check_mcp_to_tool_schema": _mcp_to_tool_schema,
+    "check_hook_decision": _hook_decision,
+    "check_layers": _layers,
+}
