@@ -76,7 +76,7 @@ quietly     = >>$(SETUP_LOG) 2>&1 || { grep -v "is ignored: it is neither" $(SET
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml answers/pyproject.toml
+$(VENV)/.installed: requirements.lock pyproject.toml instructor/pyproject.toml
 	@echo "setup: creating $(VENV)/ with $$($(PYTHON) --version)"
 	@$(PYTHON) -m venv $(VENV) && : > $(SETUP_LOG)
 	@uv="$$(command -v uv || true)"; \
@@ -92,7 +92,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml answers/pyproject.toml
 	echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock with $$tool"; \
 	$$install -r requirements.lock $(quietly); \
 	echo "setup: installing labkit and the instructor's labkit_answers from this clone (editable)"; \
-	$$install --no-deps -e . -e ./answers $(quietly)
+	$$install --no-deps -e . -e ./instructor $(quietly)
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 

@@ -64,7 +64,7 @@ def reference_dir(notebooks_dir=None) -> Path:
             "the lessons with their reference answers are not part of this install (a "
             "workshop's learners get the lessons without answers): in a clone they are in "
             "notebooks/; elsewhere install the instructor's package, the labkit_answers wheel "
-            "(`pip wheel --no-deps -w dist answers/` in a clone builds it)"
+            "(`pip wheel --no-deps -w dist instructor/` in a clone builds it)"
         )
     return Path(found)
 

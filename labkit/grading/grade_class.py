@@ -196,7 +196,7 @@ def _check_course(course: Path, unisolated: bool) -> str:
         raise GradingRefused(
             "the hidden test cases are not installed here: they are in the instructor's "
             "package, labkit_answers (`make setup` in a clone installs it; elsewhere pip "
-            "install its wheel, `pip wheel --no-deps -w dist answers/` in a clone)"
+            "install its wheel, `pip wheel --no-deps -w dist instructor/` in a clone)"
         )
     if not unisolated:
         try:

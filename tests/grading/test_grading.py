@@ -10,9 +10,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from labkit.grading import edition as student_module
 from labkit.grading.__main__ import main
-from labkit.grading.conventions import course_problems, exercise_problems, exercises, lay_out_course
 from labkit.grading.checks import CHECKS
 from labkit.grading.checks.common import HiddenCasesMissing
+from labkit.grading.conventions import course_problems, exercise_problems, exercises, lay_out_course
 from labkit.grading.edition import copy_files_absent, update_student_edition
 
 
@@ -150,7 +150,7 @@ def test_without_the_instructors_package_a_hidden_test_stops_and_says_what_to_in
     so no check can carry hidden cases of its own in labkit (a learner's install), and grading
     without them stops instead of scoring every learner 0."""
     monkeypatch.setitem(sys.modules, "labkit_answers.hidden", None)  # import fails: not here
-    for name, check in CHECKS.items():
+    for check in CHECKS.values():
         with pytest.raises(HiddenCasesMissing, match="instructor's package"):
             check(lambda *args: None, hidden=True)
     with pytest.raises(HiddenCasesMissing):

@@ -38,7 +38,7 @@ def hidden_cases(check: str, **context) -> list:
             f"{check}(..., hidden=True) needs the hidden test cases, which are in the "
             "instructor's package, not in labkit: install it (`make setup` in a clone does; "
             "elsewhere pip install the labkit_answers wheel, built with `pip wheel --no-deps "
-            "-w dist answers/`). A learner's copy of the lessons has no hidden tests."
+            "-w dist instructor/`). A learner's copy of the lessons has no hidden tests."
         ) from None
     return HIDDEN[check](**context)
 

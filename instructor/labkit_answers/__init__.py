@@ -4,7 +4,7 @@
 Learners install ``labkit`` alone, which carries the student edition of the lessons and the
 checks without their hidden cases; grading (``python -m labkit grade``, nbgrader's hidden
 tests) and ``python -m labkit lessons --reference`` need this package as well. In a clone,
-``make setup`` installs it (editable) from ``answers/``; ``notebooks`` here is a link to the
+``make setup`` installs it (editable) from ``instructor/``; ``notebooks`` here is a link to the
 clone's ``notebooks/``, and the wheel carries it as a folder.
 """
 
