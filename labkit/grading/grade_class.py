@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -90,19 +91,40 @@ def grade_course(
 ) -> Summary:
     """Grade what ``course`` has submitted and not graded yet; see the module's docstring.
     ``limit``: stop after that many learner-lessons (as if interrupted)."""
+    with warnings.catch_warnings():  # nbgrader's own use of SQLAlchemy warns, harmlessly
+        warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session")
+        return _grade(course, scheduler, workers, unisolated, assignments, limit, progress)
+
+
+def _grade(course, scheduler, workers, unisolated, assignments, limit, progress) -> Summary:
     course = Path(course).resolve()
     config_text = _check_course(course, unisolated)
     gradebook = (course / "gradebook.db").read_bytes()  # before the writer writes anything
     summary = Summary(isolated=not unisolated, where=_where(scheduler, workers))
     jobs, refused, summary.skipped = plan(course, assignments)
     writer = GradebookWriter(course, isolated=not unisolated)
-    started = time.perf_counter()
+    total, started = len(jobs) + len(refused), time.perf_counter()
+
+    def record(key, student, assignment, files, result) -> bool:
+        """Record one end; True when the run must stop there (``limit``)."""
+        if str(result.get("failure")).startswith(MACHINE_FAILURES):
+            summary.not_graded[key] = result["failure"]
+        else:
+            failure = writer.record(assignment, student, files, result)
+            if failure is None:
+                summary.graded.append(key)
+            else:
+                summary.failed[key] = failure
+        count = len(summary.graded) + len(summary.failed) + len(summary.not_graded)
+        summary.interrupted = limit is not None and count >= limit and count < total
+        return summary.interrupted
+
     try:
         for key, reason in refused.items():
             student, assignment = key.split("/")
             files = submission_files(course / "submitted" / student / assignment)
-            writer.record(assignment, student, files, {"failure": reason})
-            summary.failed[key] = reason
+            if record(key, student, assignment, files, {"failure": reason}):
+                return summary
         calls = {
             key: (Job(assignment, student, config_text, gradebook, files, unisolated),)
             for key, (student, assignment, files) in jobs.items()
@@ -111,17 +133,10 @@ def grade_course(
             grade_submission, calls, workers=workers, scheduler=scheduler, progress=progress
         )
         try:
-            for count, end in enumerate(finished, start=1):
+            for end in finished:
                 student, assignment, files = jobs[end.key]
                 result = end.value if end.ok else {"failure": end.error}
-                if str(result.get("failure")).startswith(MACHINE_FAILURES):
-                    summary.not_graded[end.key] = result["failure"]
-                else:
-                    failure = writer.record(assignment, student, files, result)
-                    (summary.graded.append(end.key) if failure is None
-                     else summary.failed.__setitem__(end.key, failure))  # fmt: skip
-                if limit is not None and count >= limit and count < len(calls):
-                    summary.interrupted = True
+                if record(end.key, student, assignment, files, result):
                     break
         finally:
             finished.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,7 +113,9 @@ def _autograde(job: Job, scratch: Path) -> tuple:
     if job.unisolated:
         config.ExecuteKillingHangs.sandbox = False
         config.RegradeOutsideKernel.sandbox = False
-    result = NbGraderAPI(config=config).autograde(job.assignment, job.student, force=True)
+    with warnings.catch_warnings():  # nbgrader's own use of SQLAlchemy warns, harmlessly
+        warnings.filterwarnings("ignore", message=r"Object of type <\w+> not in session")
+        result = NbGraderAPI(config=config).autograde(job.assignment, job.student, force=True)
     log = (result.get("log") or "") + (result.get("error") or "")
     made = course / "autograded" / job.student / job.assignment
     wanted = [name for name in job.files if name.endswith(".ipynb") and "/" not in name]
@@ -128,6 +131,11 @@ REASONS = (
     (r"HiddenCasesMissing: (.*)", "no hidden test cases here: {}"),
     (r"SandboxUnavailable: (.*)", "no sandbox here: {}"),
     (r"(No notebooks were matched.*)", "no notebook handed in: {}"),
+    (
+        r"ValidationError: (.*)\n(?:.*\n)*?.*Notebook failed to validate",
+        "tampered nbgrader metadata (the graded cells are not the lesson's): {}",
+    ),
+    (r"MissingEntry: (No such \w+ cell.*)", "tampered nbgrader metadata: {}"),
 )
 
 
@@ -137,5 +145,9 @@ def failure_reason(log: str) -> str:
         found = re.search(pattern, log)
         if found:
             return name.format(found.group(1).strip()[:300])
-    errors = [line for line in log.splitlines() if re.search(r"\w+(Error|Exception)\b", line)]
-    return "grading failed: " + (errors[-1].strip()[:300] if errors else "no error in the log")
+    errors = [
+        line
+        for line in log.splitlines()
+        if re.search(r"\w+(Error|Exception): ", line) and "NbGraderException" not in line
+    ]
+    return "grading failed: " + (errors[0].strip()[:300] if errors else "no error in the log")

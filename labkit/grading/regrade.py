@@ -25,6 +25,7 @@ a passed one leaves only the feedback text, which scores full marks.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from queue import Empty
 
@@ -66,8 +67,14 @@ class ExecuteKillingHangs(Execute):
         "submission fails (0: no limit)",
     ).tag(config=True)
     sandbox = Bool(True, help="Run the kernel in the grading sandbox").tag(config=True)
+    max_output_bytes = Integer(
+        1 << 20,
+        help="Bytes of output one cell may add to the notebook; the rest is dropped, said once "
+        "(nbgrader's LimitOutput counts lines only: one line, or an image, can be any size)",
+    ).tag(config=True)
     _kernel_must_restart = False
     _notebook_started = None
+    _output_bytes: dict = {}
 
     def create_kernel_manager(self):
         if self.sandbox:
@@ -93,6 +100,7 @@ class ExecuteKillingHangs(Execute):
         if cell_index in self._regraded():
             cell.outputs = []  # RegradeOutsideKernel writes them
             return cell
+        self._output_bytes = {cell_index: 0}
         if self._notebook_started is None:
             self._notebook_started = time.monotonic()
         elif self.notebook_timeout and (
@@ -122,6 +130,24 @@ class ExecuteKillingHangs(Execute):
             if self._kernel_must_restart:
                 self._kernel_must_restart = False
                 await self._fresh_kernel()
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's handling of one output, within the cell's byte budget."""
+        used = self._output_bytes.get(cell_index, 0)
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        self._output_bytes[cell_index] = used + size
+        if used + size <= self.max_output_bytes:
+            return super().output(outs, msg, display_id, cell_index)
+        if used <= self.max_output_bytes:  # the first output past the budget: say so, once
+            outs.append(
+                new_output(
+                    "stream",
+                    name="stderr",
+                    text=f"[labkit: this cell's output went past {self.max_output_bytes:,} "
+                    "bytes; the rest was dropped]\n",
+                )
+            )
+        return None
 
     def _regraded(self) -> set:
         """The indexes of the test cells whose verdict RegradeOutsideKernel gives."""

@@ -38,7 +38,7 @@ PROCESS_MISTAKES = (
     ("grows faster than the input", "not linear: the work grows faster than the input"),
     ("does not define a function named", "the function the exercise names is missing"),
 )
-CASE = re.compile(r"^\w+: case \d+ of \d+, (.+?)(?::|$)")
+CASE = re.compile(r"^\w+: case \d+ of \d+, (.+)$")  # the heading of a missed case
 
 
 @dataclass
