@@ -39,9 +39,11 @@ def _sample_digest():
 #: timeouts of test_test_run_faults.py among them: it waits more than it computes).
 LONGEST_FIRST = (
     "grading/test_student_edition.py",
+    "grading/test_parallel_grading.py",
     "browser/test_lessons_in_jupyterlab.py",
     "test_package.py",
     "grading/test_exercises.py",
+    "grading/test_exchange.py",
     "lessons/test_notebooks_papermill.py",
     "recording/test_recordings.py",
     "safety/test_test_run_faults.py",
