@@ -17,7 +17,10 @@
 
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
-(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``). Lesson 11
+(``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
+standard toolkit (``Toolkit``, ``apply_edit``, ``parse_search_replace``) and the probes
+that measured a real model's first tool choice (``load_probes``, ``choice_counts``,
+``sampled_choice_counts``) and the prompt its server built (``server_prompt``). Lesson 11
 adds tools from an MCP server (``MCPTools``, ``tool_schema_of``, ``result_of``) and hooks
 (``load_hooks``, ``HookSet``, ``PythonHook``, ``decision_of``); lesson 12 a sandbox under
 the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
@@ -52,16 +55,20 @@ from .harness import (
     tool_message,
 )
 from .harness.budget import Budget, compact, head_and_tail
-from .harness.conversation import measure, order_problems, request_sizes
+from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
+from .harness.edits import apply_edit
 from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
-from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK
+from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
+from .harness.search_replace import apply_search_replace, parse_search_replace
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .harness.toolkit import NUDGES, ReadTools, Toolkit
+from .harness.workspace import Workspace
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
 from .lessons.hook_programs import hook_command
@@ -73,6 +80,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
     TOUR_LIMITS,
@@ -82,6 +90,7 @@ from .lessons.sandbox_tour import (
     tour_sandbox,
 )
 from .lessons.steps import TurnSteps, conversation_steps
+from .lessons.toolkit_render import parse_steps, rendered_tool, schema_rows, schema_table
 from .models import (
     OllamaError,
     PlannedTurn,
@@ -103,6 +112,18 @@ from .recording import (
     save_recording,
     serve_recording,
 )
+from .recording.probes import (
+    EXTRA_TOOLS,
+    choice_counts,
+    condition_tokens,
+    load_probes,
+    offered,
+    replayed,
+    sampled_choice_counts,
+    server_prompt,
+    tool_tokens,
+)
+from .recording.probes import request as probe_request
 
 __all__ = [
     "AnthropicModel",
@@ -146,6 +167,8 @@ __all__ = [
     "conversation_steps",
     "failure_cases",
     "lesson_model",
+    "check_parameters",
+    "PROVIDER_PARAMETERS",
     "load_recording",
     "recording_path",
     "run_attempt",
@@ -180,6 +203,31 @@ __all__ = [
     "replay_harness",
     "request_sizes",
     "run_command",
+    "NUDGES",
+    "EXTRA_TOOLS",
+    "ReadTools",
+    "SchemaInspector",
+    "SearchReplaceStepper",
+    "TOOLKIT_TASK",
+    "Toolkit",
+    "Workspace",
+    "apply_edit",
+    "apply_search_replace",
+    "choice_counts",
+    "load_probes",
+    "offered",
+    "parse_search_replace",
+    "parse_steps",
+    "probe_request",
+    "replayed",
+    "schema_rows",
+    "schema_sizes",
+    "schema_table",
+    "condition_tokens",
+    "rendered_tool",
+    "sampled_choice_counts",
+    "server_prompt",
+    "tool_tokens",
     # lesson 11
     "CommandHook",
     "EXTENSION_TASK",
@@ -218,6 +266,8 @@ _ON_FIRST_USE = {
     "ConversationView": ".lessons.widgets",
     "MCPTrafficView": ".lessons.widgets",
     "ApprovalPanel": ".lessons.gate_widget",
+    "SchemaInspector": ".lessons.toolkit_widgets",
+    "SearchReplaceStepper": ".lessons.toolkit_widgets",
     "in_worker": ".lessons.gate_widget",
     "OllamaModel": ".models.ollama_model",
     "OpenAIModel": ".models.openai_model",

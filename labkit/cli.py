@@ -1,5 +1,6 @@
-"""``python -m labkit``: replay a recording, serve one over its API, or record a live attempt;
-write the lessons; grade a class and report what it got wrong."""
+"""``python -m labkit``: replay a recording, serve one over its API, record a live attempt, write
+the lessons into a folder, grade a class and report what it got wrong, or print the versions the
+course is tested with."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
 from .harness.prompt import REPAIR_TASK
+from .harness.sample import SampleChanged
 from .harness.sandbox import SandboxUnavailable
 from .lessons.trace import event_line
 from .models.errors import MODEL_ERRORS
@@ -26,7 +28,7 @@ from .recording.contents import RecordingError
 from .recording.files import load_recording, save_recording
 from .recording.replaying import replay_attempt
 from .recording.serving import serve_recording
-from .settings import MY_RECORDINGS
+from .settings import CONSTRAINTS_FILE, MY_RECORDINGS
 
 
 def main(argv=None) -> int:
@@ -144,6 +146,13 @@ def main(argv=None) -> int:
     report.add_arguments(
         commands.add_parser("report", help="what a graded class got wrong: HTML page and CSV")
     )
+    commands.add_parser(
+        "constraints",
+        help="print the versions the course is tested with (its requirements.lock), for pip",
+        description="Print the pinned versions of every package the course is tested with, "
+        "one per line, as pip reads them: `python -m labkit constraints > pins.txt`, then "
+        "`pip install -r pins.txt`. Works before those packages are installed.",
+    )
     args = parser.parse_args(argv)
     commands = {
         "replay": replay_command,
@@ -152,8 +161,18 @@ def main(argv=None) -> int:
         "lessons": write_lessons,
         "grade": grade_class.run,
         "report": report.run,
+        "constraints": constraints_command,
     }
-    return commands[args.command](args)
+    try:
+        return commands[args.command](args)
+    except SampleChanged as exc:  # every command that copies the sample or loads a recording
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def constraints_command(args) -> int:
+    sys.stdout.write(CONSTRAINTS_FILE.read_text(encoding="utf-8"))
+    return 0
 
 
 def replay_command(args) -> int:
@@ -257,7 +276,7 @@ def how_to_use(recording: dict, wire_format: str, url: str) -> str:
         command += " --no-stream"
     if recording["max_turns"] != MAX_TURNS:
         command += f" --max-turns {recording['max_turns']}"
-    return f"Use it as {title}: {command}"
+    return f"Use it as {title}: `{command}`"
 
 
 def chosen_model(args):
@@ -348,7 +367,7 @@ def record_command(args) -> int:
     chunks = sum(len(turn["chunks"]) for turn in recording["turns"])
     print(
         f"Wrote {output} ({len(recording['turns'])} turns, {chunks} chunks). "
-        f"Replay it: python -m labkit replay {output}"
+        f"Replay it: `python -m labkit replay {output}`"
     )
     return 0
 

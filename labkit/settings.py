@@ -7,12 +7,12 @@ it names them for the rest of the course (the turn budget too is the loop's own:
 models, the servers, grading, where files are) is set here; which provider reads which
 variable is ``labkit.models.providers``'s table.
 
-The sample repository, the recordings and the student edition of the lessons are package
-data: in a clone ``labkit/harness/sample_repo``, ``labkit/course/recordings`` and
-``labkit/course/edition`` are symbolic links to the top-level folders of those names, and
-the wheel carries them as folders. Both are found the same way, through
-``importlib.resources``: nothing here assumes a checkout. The lessons with their reference
-answers are not labkit's: they are in the instructor's package, ``labkit_answers``
+The sample repository, the recordings, the student edition of the lessons and the pinned
+versions are package data: in a clone ``labkit/harness/sample_repo``, ``labkit/course/recordings``,
+``labkit/course/edition`` and ``labkit/course/requirements.lock`` are symbolic links to the
+top-level folders and file of those names, and the wheel carries them. Both are found the same
+way, through ``importlib.resources``: nothing here assumes a checkout. The lessons with their
+reference answers are not labkit's: they are in the instructor's package, ``labkit_answers``
 (``NOTEBOOKS_DIR`` is None where it is not installed, as in a workshop's image).
 """
 
@@ -96,7 +96,7 @@ def package_folder(*parts: str) -> Path:
     if not folder.is_dir():
         raise RuntimeError(
             f"labkit is installed without its {'/'.join(parts)} folder ({folder}); "
-            "reinstall it: `make setup` in a clone, else `pip install labkit`"
+            "reinstall it: `make setup` in a clone, else install labkit's wheel again with pip"
         )
     return folder
 
@@ -108,5 +108,8 @@ try:  # the lessons with their reference answers: in the instructor's package, n
     from labkit_answers import NOTEBOOKS_DIR
 except ImportError:
     NOTEBOOKS_DIR = None
+#: The versions the course is tested with (requirements.lock, carried by the wheel), for
+#: `python -m labkit constraints`.
+CONSTRAINTS_FILE = package_folder("course") / "requirements.lock"
 MY_RECORDINGS = Path("recordings", "mine")  # where `record` saves, below the current folder
 STUDENT_DIR = Path("student")  # where `make student` writes the learner's copy, below the clone

@@ -19,6 +19,17 @@ from labkit.recording import recording_path
 from labkit.settings import PROVIDER_RECORDINGS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent  # the checkout these tests belong to
+#: The pip commands the README and labkit's messages suggest: tests/test_package.py runs each
+#: against the wheel it builds (tests/test_suggested_commands.py checks the list is whole).
+WHEEL_COMMANDS = (
+    "pip wheel --no-deps -w dist .",
+    "pip install --no-deps dist/labkit-0.1.0-py3-none-any.whl",
+    "pip install -r pins.txt",
+    'pip install "dist/labkit-0.1.0-py3-none-any.whl[course]"',
+    "pip install -r requirements.lock labkit-0.1.0-py3-none-any.whl",
+    "pip install -c pins.txt nbgrader",
+    "pip wheel --no-deps -w dist instructor/",  # the instructor's package, built beside labkit's
+)
 
 
 def _sample_digest():
@@ -42,6 +53,7 @@ LONGEST_FIRST = (
     "grading/test_parallel_grading.py",
     "browser/test_lessons_in_jupyterlab.py",
     "test_package.py",
+    "test_suggested_commands.py",
     "grading/test_exercises.py",
     "grading/test_exchange.py",
     "lessons/test_notebooks_papermill.py",

@@ -37,7 +37,7 @@ def test_replay_prints_the_trace_and_exits_zero():
 def test_replay_with_a_smaller_budget_stops_early():
     result = labkit("replay", "recordings/repair.json", "--max-turns", "1")
     assert result.returncode == 0
-    assert "Stopped: max_turns after 1 model turns and 1 tool calls" in result.stdout
+    assert "Stopped: max_turns after 1 model turn and 1 tool call" in result.stdout
     assert "Tests after: 1 failed, 3 passed" in result.stdout
 
 

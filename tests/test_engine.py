@@ -7,14 +7,12 @@ early leaves no worker behind.
 """
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import engine_jobs
 import pytest
+from dask_cluster import dask_cluster
 
 from labkit.engine import Finished, run_jobs
 
@@ -83,64 +81,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """``dask scheduler`` and two ``dask worker`` processes, each in its own session; the
-    workers can import this folder's job module, as a real cluster's workers have labkit."""
-    folder = tmp_path_factory.mktemp("dask")
-    file = folder / "scheduler.json"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(TESTS),
-        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",  # a worker's death ends its job
-    }
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    scheduler = subprocess.Popen(
-        [*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-         "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(file)],
-        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    workers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "distributed.cli.dask_worker",
-                "--scheduler-file",
-                str(file),
-                "--host",
-                "127.0.0.1",
-                "--nthreads",
-                "1",
-                "--no-dashboard",
-                "--memory-limit",
-                "0",
-                "--name",
-                f"w{n}",
-            ],
-            env=env,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        for n in range(2)
-    ]
-    try:
-        from distributed import Client
-
-        deadline = time.monotonic() + 60
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with Client(scheduler_file=str(file), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-            address = client.scheduler.address
+    with dask_cluster(tmp_path_factory.mktemp("dask")) as address:
         yield address
-    finally:
-        for process in [*workers, scheduler]:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for process in [*workers, scheduler]:
-            process.wait(timeout=20)
 
 
 def test_the_same_jobs_run_on_a_dask_cluster(cluster):

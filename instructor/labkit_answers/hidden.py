@@ -23,6 +23,9 @@ from labkit.grading.checks import (
     lesson08_context_budget as lesson08,
 )
 from labkit.grading.checks import (
+    lesson09_toolkit as lesson09,
+)
+from labkit.grading.checks import (
     lesson11_extension as lesson11,
 )
 from labkit.grading.checks import (
@@ -119,14 +122,39 @@ def _policy() -> list:
             "& only separates commands: the one command here is allowed",
         ),
         ("a shell with no script", ["sh", "-c"], "no script, no allowed command: ask"),
+        # each rule broken alone gets a case of its own
+        (
+            "a shell not given its script with -c",
+            ["bash", "-x", "git status"],
+            "a shell whose second word is not -c reads its script from a file or its input, which "
+            "no one sees: deny, whatever the words after it",
+        ),
+        ("a script ending in ';'", ["sh", "-c", "git status;"], "an empty piece is no command"),
+        (
+            "rm first, then the tests",
+            ["sh", "-c", "rm -rf build; python -m pytest"],
+            "the strictest verdict wins, wherever its command comes in the script",
+        ),
+        (
+            "a denied command with a variable",
+            ["sh", "-c", "rm -rf $HOME"],
+            "rule 3 caps an allow at ask; a deny stays a deny",
+        ),
+        (
+            "a variable given to pytest, with no shell",
+            ["python", "-m", "pytest", "$HOME"],
+            "without a shell, $HOME is five plain characters: rule 1 allows the tests",
+        ),
+        ("git diff with a path", ["git", "diff", "path_rules.py"], "git diff may take more words"),
     ]
 
 
 def _head_and_tail() -> list:
+    old = lesson08._old
     return [
         (
             "an earlier marker wholly in the cut",
-            "x" * 200 + lesson08._old(123, "characters") + "y" * 200,
+            "x" * 200 + old(123, "characters") + "y" * 200,
             90,
             "a marker inside the part you cut goes with it",
         ),
@@ -135,6 +163,12 @@ def _head_and_tail() -> list:
             "z" * 101,
             100,
             "one character over the limit is cut like any other",
+        ),
+        (
+            "an earlier marker that counts characters, where the head would end",
+            "a" * 10 + old(7, "characters") + "b" * 200,
+            60,
+            "an old marker may count characters or bytes: OLD_MARKER finds both",
         ),
     ]
 
@@ -152,6 +186,56 @@ def _compaction() -> list:
             300,
             "a result that is NOTE already is not replaced again",
         )
+    ]
+
+
+def _apply_edit() -> list:
+    return [
+        (
+            "overlapping occurrences further in",
+            ["x = 'abab'\nababab\n", "abab", "z"],
+            "'abab' occurs at 0 and at 2 of 'ababab': overlapping occurrences count",
+        ),
+        (
+            "overlapping occurrences, replace_all",
+            ["xaaax", "aa", "b", True],
+            "overlapping occurrences make replace_all ambiguous too: raise NotUnique",
+        ),
+        (
+            "CRLF elsewhere untouched",
+            ["a\r\nb\r\nc\r\n", "b", "B"],
+            "only the replaced text changes: keep every other line ending as it was",
+        ),
+        ("unicode", ["café — 😀\n", "😀", "ok"], "strings are characters, whatever their bytes"),
+        ("LF text, CRLF in old", ["a\nb\n", "a\r\nb", "c\r\nd"], "an LF text gets LF newlines"),
+    ]
+
+
+def _parse_search_replace() -> list:
+    return [
+        (
+            "several blocks for several files",
+            lesson09.block("a.py", "1\n", "2\n")
+            + "\n"
+            + lesson09.block("b/c.py", "x\n", "y\nz\n")
+            + lesson09.block("a.py", "", "3\n"),
+            "each block takes the path just above it",
+        ),
+        (
+            "no trailing newline",
+            lesson09.FIX.rstrip("\n"),
+            "the last line needs no newline of its own",
+        ),
+        (
+            "a ======= line inside the replaced text, twice, with CRLF",
+            lesson09.block("notes.md", "A\n", "=======\nB\n=======\n").replace("\n", "\r\n"),
+            "only >>>>>>> REPLACE ends the REPLACE part",
+        ),
+        (
+            "a new SEARCH inside a block",
+            f"f.py\n{lesson09.SEARCH}\na\n{lesson09.DIVIDER}\nb\n{lesson09.SEARCH}\n",
+            "a new SEARCH before REPLACE: the block is not closed",
+        ),
     ]
 
 
@@ -236,6 +320,8 @@ HIDDEN = {
     "check_gate_stops": list,
     "check_head_and_tail": _head_and_tail,
     "check_compaction": _compaction,
+    "check_apply_edit": _apply_edit,
+    "check_parse_search_replace": _parse_search_replace,
     "check_mcp_to_tool_schema": _mcp_to_tool_schema,
     "check_hook_decision": _hook_decision,
     "check_layers": _layers,

@@ -3,7 +3,9 @@
 An exercise's check is a list of :class:`Case` objects and a ``problem`` function
 that says what is wrong with an answer (or ``None`` when it is right). ``run_cases``
 runs the answer on every case in a fresh process (:mod:`labkit.grading.isolated`), then, here,
-prints what was tried, what came back, what was expected and a hint, and raises
+prints what was tried, what came back, what was expected, where the two first differ (for
+messages, the first field, with both values: :mod:`labkit.grading.difference`) and a hint
+about that difference, and raises
 ``CheckFailed`` (an ``AssertionError``) with the same short message, so that nbgrader
 scores the test cell 0. Expected values never come from the learner's code.
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..harness.words import counted
+from .difference import difference_line
 from .isolated import AnswerError, TimedInputs, run_answer, same, time_answer, unchanged
 
 #: What a learner sees when they run a check before writing any code.
@@ -29,6 +33,36 @@ class CheckFailed(AssertionError):
 
     def _render_traceback_(self):  # IPython calls this instead of formatting a traceback
         return [f"\x1b[31mAssertionError\x1b[39m: {self}"]
+
+
+@dataclass(frozen=True)
+class Miss:
+    """What a check's ``problem`` found, with a hint about that very mistake.
+
+    A ``problem`` that returns a plain sentence gets the case's own hint beside it (what
+    makes the case tricky), which suits "the value differs"; one that has found what the
+    answer did returns a ``Miss`` whose ``hint`` (None: none) replaces the case's, so the
+    hint is about the difference found, never about another rule."""
+
+    text: str
+    hint: str | None = None
+    #: what to show as "got" and "expected" instead of the returned and the expected values,
+    #: when the mistake is elsewhere: an input afterwards, beside what it was.
+    compared: tuple | None = None
+
+
+def changed_input(
+    what: str, after, before, advice: str = "", hint: str | None = None, *, they: bool = False
+) -> Miss:
+    """A miss for an input the answer changed (``what``: "the chunks"), shown as it was left
+    ("got") beside as it was given ("expected"); ``advice`` ends the sentence."""
+    given = "they were" if they else "it was"
+    return Miss(
+        f"your function changed {what} it was given (got: {what} afterwards; expected: as "
+        f"{given} given){advice}",
+        hint,
+        compared=(after, before),
+    )
 
 
 @dataclass(frozen=True)
@@ -119,23 +153,41 @@ def run_cases(
             fail(f"{heading}: your function raised {error.type}", printed=True)
         mistake = problem(outcome.returned, case, outcome)
         if not mistake and not unchanged(outcome.arguments_at_end, outcome.arguments):
-            mistake = (
+            mistake = Miss(
                 "after returning, your function still changed what this call was given "
-                "(a later call changed it): keep no reference to a call's arguments"
+                "(a later call changed it): keep no reference to a call's arguments",
+                compared=(outcome.arguments_at_end, outcome.arguments),
             )
         if mistake:
-            shown = observe(outcome.returned, outcome) if observe else outcome.returned
-            expected = case.expected
+            text, hint = (
+                (mistake.text, mistake.hint) if isinstance(mistake, Miss) else (mistake, case.hint)
+            )
+            if isinstance(mistake, Miss) and mistake.compared is not None:
+                observed, wanted = mistake.compared
+            else:
+                observed = observe(outcome.returned, outcome) if observe else outcome.returned
+                wanted = case.expected
+                if same(observed, wanted) and not unchanged(outcome.arguments, case.arguments):
+                    # the value was right: the difference is in what the answer was given
+                    observed, wanted = outcome.arguments, case.arguments
+                    text += " (got: what your function was given, afterwards; expected: as given)"
+            shown, expected = observed, wanted
             if brief:
                 shown, expected = brief(shown), brief(expected)
             report(
-                heading, tried=tried, got=shown, expected=expected, mistake=mistake, hint=case.hint
+                heading,
+                tried=tried,
+                got=shown,
+                expected=expected,
+                differs=difference_line(observed, wanted),
+                mistake=text,
+                hint=hint,
             )
-            fail(f"{heading}: {mistake}", printed=True)
+            fail(f"{heading}: {text}", printed=True)
     fixed = [case.label for case in cases if not case.label.startswith("drawn case")]
     drawn = len(cases) - len(fixed)
     print(
-        f"All {len(cases)} cases passed: {'; '.join(fixed)}"
+        f"All {counted(len(cases), 'case')} passed: {'; '.join(fixed)}"
         + (f"; and {drawn} cases drawn afresh for this run." if drawn else ".")
     )
 
@@ -203,8 +255,11 @@ def check_linear_time(
     )
 
 
-def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=None) -> None:
-    """Print one miss: what was tried, what came back, what was expected, and a hint."""
+def report(
+    heading, *, tried=None, got=..., expected=..., differs=None, mistake=None, hint=None
+) -> None:
+    """Print one miss: what was tried, what came back, what was expected, where they first
+    differ, and a hint."""
     lines = [f"Not yet. {heading}"]
     if tried:
         lines.append(f"  tried:    {tried}")
@@ -213,6 +268,8 @@ def report(heading, *, tried=None, got=..., expected=..., mistake=None, hint=Non
         lines += [f"  got:      {mine}", f"  expected: {theirs}"]
     elif expected is not ...:
         lines.append(f"  expected: {show(expected)}")
+    if differs:
+        lines.append(f"  differs:  {differs}")
     if mistake:
         lines.append(f"  problem:  {mistake}")
     if hint:
@@ -251,8 +308,8 @@ def shown_apart(got, expected, limit: int = 300) -> tuple:
     """``repr`` of both values; when either is long, a window of each around where they first
     differ, so the learner sees the difference and not two halves cut in the middle."""
     mine, theirs = repr(got), repr(expected)
-    if len(mine) <= limit and len(theirs) <= limit:
-        return mine, theirs
+    if (len(mine) <= limit and len(theirs) <= limit) or mine == theirs:
+        return show(got, limit), show(expected, limit)
     at = next(
         (i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs))
     )

@@ -4,7 +4,8 @@ Every request carries the whole conversation, so these pure functions are where 
 starts: ``measure`` counts a conversation's characters per kind of message,
 ``request_sizes`` does it for each request of a recording (with the prompt tokens the
 server counted), and ``order_problems`` says what, if anything, breaks the rules a
-provider enforces on a conversation (each tool result after the call it answers). The
+provider enforces on a conversation (each tool result after the call it answers).
+Lesson 09 adds what the tools' schemas cost on every request: ``schema_sizes``. The
 budget (``budget.py``) counts with ``measure``, and what its ``compact`` leaves must be a
 conversation in which ``order_problems`` finds nothing.
 
@@ -16,6 +17,7 @@ content blocks), so each function takes the format (``wire_format``, a name or a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -36,6 +38,25 @@ def measure(messages: Iterable[Message], wire_format: str | WireFormat = "ollama
             sizes[kind] = sizes.get(kind, 0) + size
     sizes["total"] = sum(sizes.values())
     return sizes
+
+
+def schema_bytes(schema: dict[str, Any]) -> int:
+    """The bytes one tool schema adds to every request's body: its JSON as the SDKs send
+    it (compact, UTF-8), and the comma that separates it from the next."""
+    return len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+
+
+def schema_sizes(schemas: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per tool: its name, the bytes its schema adds to each request, and how many
+    of those are its description (the sentences the model reads about it)."""
+    return [
+        {
+            "name": schema["function"]["name"],
+            "bytes": schema_bytes(schema),
+            "description": len(schema["function"].get("description", "").encode()),
+        }
+        for schema in schemas
+    ]
 
 
 def request_sizes(recording: dict[str, Any]) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from typing import Any
 
 from .contracts import PermissionFields
 from .shell_syntax import Part, ShellSyntaxError, TooComplex, commands_in
+from .shell_text import typed
 
 #: From the least to the most strict; the strictest that applies wins.
 ACTIONS = ("allow", "ask", "deny")
@@ -307,14 +308,15 @@ class Gate:
 
 
 def describe(name: str, arguments: dict[str, Any]) -> str:
-    """The exact call as a person should see it: a command line, or the tool and its JSON."""
+    """The exact call as a person should see it: a command line as they would type it
+    (``shell_text.typed``), or the tool and its JSON."""
     command = arguments.get("command") if isinstance(arguments, dict) else None
     if (
         name == "run_command"
         and isinstance(command, list)
         and all(isinstance(word, str) for word in command)
     ):
-        return shlex.join(command)
+        return typed(command)
     return f"{name} {json.dumps(arguments, ensure_ascii=False)}"
 
 

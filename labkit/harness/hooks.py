@@ -61,6 +61,7 @@ from typing import Any
 
 from .contracts import HOOK_CHANGES, HOOK_POINTS, HookDecision, HookPoint
 from .hook_process import MAX_OUTPUT, run_hook_command
+from .words import json_kind
 
 DEFAULT_TIMEOUT = 10.0  # seconds a hook may take unless its configuration says otherwise
 MAX_TIMEOUT = 60.0
@@ -109,7 +110,7 @@ def decision_of(
 def decision_from_reply(hook: str, point: HookPoint, reply: Any) -> HookDecision:
     """Rules 7 and 8: what a reply object means at ``point`` (a Python hook's, too)."""
     if not isinstance(reply, dict):
-        return failed(hook, point, "not_json", f"its reply is {_kind(reply)}, not an object")
+        return failed(hook, point, "not_json", f"its reply is {json_kind(reply)}, not an object")
     may = HOOK_CHANGES[point]
     allowed = {"decision", "reason", *(change for change in may if change != "deny")}
     extra = sorted(set(reply) - allowed, key=str)
@@ -121,7 +122,9 @@ def decision_from_reply(hook: str, point: HookPoint, reply: Any) -> HookDecision
     kinds = {"reason": str, "context": str, "arguments": dict, "result": dict}
     wrong = [key for key, kind in kinds.items() if key in reply and type(reply[key]) is not kind]
     if decision not in ("allow", "deny") or wrong:
-        what = f"'{wrong[0]}' is {_kind(reply[wrong[0]])}" if wrong else f"decision {decision!r}"
+        what = f"decision {decision!r}"
+        if wrong:
+            what = f"'{wrong[0]}' is {json_kind(reply[wrong[0]])}"
         return failed(hook, point, "bad_reply", what)
     if decision == "deny" and ("deny" not in may or "arguments" in reply):
         why = "it cannot deny" if "deny" not in may else "it gave arguments to a call it denied"
@@ -145,10 +148,6 @@ def failed(hook: str, point: HookPoint, failure: str, detail: str) -> HookDecisi
     if len(detail) > DETAIL_LIMIT:
         detail = detail[:DETAIL_LIMIT] + "..."
     return HookDecision(hook, point, DEFAULTS[point], failure=failure, detail=detail)
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else f"a {type(value).__name__}"
 
 
 # --- Hooks and the set of a run -----------------------------------------------------------

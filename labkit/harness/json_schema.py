@@ -22,6 +22,8 @@ import math
 import re
 from typing import Any
 
+from .words import json_kind
+
 JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 MAX_DEPTH = 32  # levels of nested schemas; tool schemas need a handful
 #: The keywords ``value_problem`` checks a value against.
@@ -49,7 +51,7 @@ def _problem(schema: Any, where: str, depth: int) -> str | None:
     if isinstance(schema, bool):
         return None  # true: anything; false: nothing
     if not isinstance(schema, dict):
-        return f"{where} is {_kind(schema)}, not a schema (an object)"
+        return f"{where} is {json_kind(schema)}, not a schema (an object)"
     if depth > MAX_DEPTH:
         return f"{where}: nested more than {MAX_DEPTH} levels"
     kind = schema.get("type")
@@ -68,7 +70,7 @@ def _problem(schema: Any, where: str, depth: int) -> str | None:
     for key in _NUMBERS:
         number = schema.get(key, 0)
         if isinstance(number, bool) or not isinstance(number, int | float):
-            return f"{where}.{key} is {_kind(number)}, not a number"
+            return f"{where}.{key} is {json_kind(number)}, not a number"
     if "enum" in schema and not isinstance(schema["enum"], list):
         return f"{where}.enum is not a list"
     if "pattern" in schema:
@@ -82,7 +84,7 @@ def _problem(schema: Any, where: str, depth: int) -> str | None:
     for key in _SCHEMA_MAPS:
         if key in schema:
             if not isinstance(schema[key], dict):
-                return f"{where}.{key} is {_kind(schema[key])}, not an object of schemas"
+                return f"{where}.{key} is {json_kind(schema[key])}, not an object of schemas"
             children += [(f"{where}.{key}.{name}", sub) for name, sub in schema[key].items()]
     for key in _SCHEMA_LISTS:
         if key in schema:
@@ -237,10 +239,6 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(map(_same, a, b))
     return type(a) is type(b) and a == b or _is(a, "number") and _is(b, "number") and a == b
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _shown(value: Any, limit: int = 60) -> str:

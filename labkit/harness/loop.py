@@ -60,6 +60,7 @@ from .contracts import (
 from .formats import format_of, named
 from .frozen import freeze
 from .prompt import SYSTEM_PROMPT
+from .words import counted
 
 MAX_TURNS = 8  # the default budget of model requests for one attempt
 #: Errors a tool may raise to tell the model it asked for something wrong.
@@ -247,7 +248,8 @@ def _run(
             results.append(result)
         messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
-    yield stopped("max_turns", max_turns, f"the budget of {max_turns} model requests is spent")
+    budget = counted(max_turns, "model request")
+    yield stopped("max_turns", max_turns, f"the budget of {budget} is spent")
 
 
 def _one_call(

@@ -1,6 +1,7 @@
 """The words the model is given: the system prompt, the course's repair task, and the same
-task as lessons 07 (a shell behind a gate), 08 (a context budget), 11 (tools from an MCP
-server) and 12 (a sandbox under the gate) give it."""
+task as lessons 07 (a shell behind a gate), 08 (a context budget), 09 (the standard
+toolkit; SEARCH/REPLACE blocks instead of tools), 11 (tools from an MCP server) and 12 (a
+sandbox under the gate) give it."""
 
 SYSTEM_PROMPT = """\
 You are repairing a small Python repository through tools. You can only act by calling them.
@@ -41,3 +42,35 @@ SANDBOX_TASK = SHELL_TASK + (
     " Your commands and test runs happen in a sandbox: they can read and write the "
     "repository's folder, and little else."
 )
+
+TOOLKIT_TASK = REPAIR_TASK + (
+    " Your tools here are the standard toolkit, not the three the steps above name: "
+    "read_file reads a file (offset and limit read part of it), edit changes one exact piece "
+    "of a file (instead of replace_text), write_file writes a whole file, glob finds files by "
+    "name, grep finds text in files, and run_command runs a program: run the tests with "
+    "python -m pytest -qq (instead of run_tests). The tests are read-only."
+)
+
+#: Aider's way (lesson 09): no tools; the file is in the request, the edit comes back as text.
+SEARCH_REPLACE_SYSTEM = """\
+You are repairing a small Python repository. You cannot call tools: the host shows you the \
+files, and you answer with edits written as SEARCH/REPLACE blocks, which the host applies \
+before it runs the tests. Each block is:
+
+the file's path, alone on a line
+<<<<<<< SEARCH
+the lines to change, copied exactly from the file
+=======
+the lines to put instead
+>>>>>>> REPLACE
+
+The SEARCH lines must match the file exactly, spaces included, and occur once. Never edit \
+the tests."""
+
+
+def search_replace_task(source: str) -> str:
+    """The repair task with ``path_rules.py``'s text in it, for the SEARCH/REPLACE way."""
+    return (
+        f"{REPAIR_TASK} Here is path_rules.py:\n\n```python\n{source}```\n\n"
+        "Answer with the SEARCH/REPLACE block(s) that repair it."
+    )

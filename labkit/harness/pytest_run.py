@@ -87,11 +87,7 @@ def run_pytest(
         reader = threading.Thread(
             target=_keep_tail, args=(process.stdout, tail, tail_bytes + SPLIT), daemon=True
         )
-        reader.start()
-        try:
-            timed_out = wait_and_sweep(process, timeout)
-        finally:
-            reader.join(timeout=5)
+        timed_out = wait_reading(process, [reader], timeout)
     kept = b"".join(tail.copy())[-(tail_bytes + SPLIT) :]
     start = tail_start_after(kept, len(kept) - tail_bytes) if len(kept) > tail_bytes else 0
     output = without_durations(kept[start:].decode("utf-8", errors="replace"))
@@ -125,6 +121,20 @@ def wait_and_sweep(process: subprocess.Popen, timeout: float) -> bool:
         _kill_group(process)  # what the reaper could not end, or all there is without one
         process.wait()
     return timed_out
+
+
+def wait_reading(process: subprocess.Popen, readers: list, timeout: float) -> bool:
+    """Start ``readers`` (threads that drain the process's pipes), wait for ``process`` as
+    ``wait_and_sweep`` does, then give each reader a few seconds to see its pipe close;
+    True if the process had to be stopped. A reader still alive afterwards means a
+    process that escaped holds the pipe open."""
+    for reader in readers:
+        reader.start()
+    try:
+        return wait_and_sweep(process, timeout)
+    finally:
+        for reader in readers:
+            reader.join(timeout=5)
 
 
 _DURATION = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?= *=*$)", re.MULTILINE)

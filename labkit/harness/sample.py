@@ -3,7 +3,9 @@
 The sample travels with the harness (``sample_repo/`` beside this file, wherever
 labkit is installed) and is never touched: every attempt works on a copy from
 ``sample_copy()``, and ``run_checks`` says, outside the loop, whether the copy's
-tests pass.
+tests pass. Every recording was made against the sample as shipped (``SHIPPED``): a
+sample changed in place is refused by name, with the one command that restores it
+(``check_sample``), before an attempt or a replay could fail for a reason it hides.
 """
 
 from __future__ import annotations
@@ -25,11 +27,70 @@ SAMPLE_DIR = Path(str(files(__package__).joinpath("sample_repo"))).resolve()
 SOURCE_FILE = "path_rules.py"
 TEST_FILE = "tests/test_path_rules.py"
 CHECK_TIMEOUT = 60.0  # seconds the independent test run may take
+#: The sample's files as the course ships them (sha256): what every recording was made against.
+SHIPPED = {
+    "path_rules.py": "70d6058f1cfcdb614ecef919a532a6d28ddd294ce6c946f34d5ee402f033af16",
+    "pytest.ini": "07e12af78809b103a9e003b9bf24f9718928fa263046b37bf3ebc9ebbf802ceb",
+    "tests/test_path_rules.py": "2c27662f75f88bfc49dbaba064f725b7a675134fe7e95917e5529942993a3465",
+}
+_CACHES = ("__pycache__", ".pytest_cache")
+
+
+class SampleChanged(RuntimeError):
+    """The sample repository is not as shipped; the message names the files and the fix."""
+
+    def _render_traceback_(self):  # in a notebook: the message alone, not a traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+def sample_changes(folder: Path = SAMPLE_DIR) -> list[str]:
+    """The files of ``folder`` that differ from the shipped sample: changed, missing or added
+    (caches aside), as paths relative to it, sorted."""
+    found = {
+        path.relative_to(folder).as_posix(): path
+        for path in folder.rglob("*")
+        if path.is_file() and not set(_CACHES) & set(path.relative_to(folder).parts)
+    }
+    return sorted(
+        name
+        for name in set(found) | set(SHIPPED)
+        if name not in found or name not in SHIPPED or file_sha256(found[name]) != SHIPPED[name]
+    )
+
+
+def check_sample(folder: Path = SAMPLE_DIR) -> None:
+    """Raise :class:`SampleChanged` if ``folder`` is not the sample as shipped, saying which
+    files changed and how to restore them: in a clone, with git; elsewhere, by installing
+    labkit again."""
+    changed = sample_changes(folder)
+    if not changed:
+        return
+    named = ", ".join(f"sample_repo/{name}" for name in changed)
+    clone = folder.parent
+    restore = (
+        f"restore it with `git -C {clone} checkout -- sample_repo`"
+        + (
+            f", and remove the files you added with `git -C {clone} clean -f -d sample_repo`"
+            if set(changed) - set(SHIPPED)
+            else ""
+        )
+        if (clone / ".git").exists()
+        else "install labkit's wheel again to restore it (pip install --force-reinstall "
+        "--no-deps, with the wheel you installed)"
+    )
+    raise SampleChanged(
+        f"the sample repository is not as the course ships it: {named} "
+        f"{'was' if len(changed) == 1 else 'were'} changed in place, at {folder}. The sample "
+        f"must stay as shipped (every recording and check was made against it; attempts "
+        f"work on a copy): {restore}."
+    )
 
 
 @contextmanager
 def sample_copy() -> Iterator[Path]:
-    """Yield the path of a fresh copy of the sample repository; remove it afterwards."""
+    """Yield the path of a fresh copy of the sample repository; remove it afterwards.
+    Raises :class:`SampleChanged` if the sample itself is not as shipped."""
+    check_sample()
     with tempfile.TemporaryDirectory(prefix="labkit-") as tmp:
         copy = Path(tmp) / "sample_repo"
         shutil.copytree(

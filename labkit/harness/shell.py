@@ -32,7 +32,7 @@ from typing import Any
 from .budget import marker
 from .byte_cuts import SPLIT, head_end, tail_start_after
 from .contracts import Confinement
-from .pytest_run import NEW_GROUP, REAPER, child_environment, confined, wait_and_sweep
+from .pytest_run import NEW_GROUP, REAPER, child_environment, confined, wait_reading
 from .tools import RepoTools
 from .toolset import tool
 
@@ -91,13 +91,7 @@ def run_command(
             threading.Thread(target=ends[name].read, args=(stream,), daemon=True)
             for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
         ]
-        for reader in readers:
-            reader.start()
-        try:
-            timed_out = wait_and_sweep(process, timeout)
-        finally:
-            for reader in readers:
-                reader.join(timeout=5)
+        timed_out = wait_reading(process, readers, timeout)
     stderr = ends["stderr"].text()
     if timed_out:
         stderr += f"\n[labkit: the command was stopped after {timeout:g} s]"

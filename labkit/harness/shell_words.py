@@ -13,14 +13,16 @@ its bounds on nesting and size.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from .shell_programs import is_pure_arithmetic
+from .shell_text import typed_word
 
 MAX_DEPTH = 32  # levels of nesting: deeper, the gate refuses to judge (deny)
 MAX_PARTS = 10_000  # commands in one call: more, the gate refuses to judge (deny)
 SHOWN = 200  # characters of a command a reason quotes
+#: A redirection's operator, as a redirection's command begins: shown bare, as written.
+OPERATOR = re.compile(r"[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
 _WORD_CHAR = r"[^ \t\n'\"\\$`;&|()<>]"
 UNQUOTED = re.compile(rf"{_WORD_CHAR}*(?:\\[^\n]{_WORD_CHAR}*)*")  # text and \-escapes
 ESCAPED = re.compile(r"\\(.)", re.S)
@@ -58,16 +60,20 @@ class Part:
     unknown: str | None = None  # why it may run commands the scanner cannot see
 
     def __str__(self) -> str:
-        """The command as a person reads it, cut after about ``SHOWN`` characters."""
+        """The command as a person reads it in the script, cut after about ``SHOWN``
+        characters: a redirection's operator bare, the words the shell expands as it receives
+        them, the others quoted as a person types them (``shell_text.typed_word``)."""
         if not self.words:
             return "(nothing)"
         shown, size = [], 0
-        for word in self.words[: SHOWN + 1]:
+        for index, word in enumerate(self.words[: SHOWN + 1]):
             if size >= SHOWN:
                 break
-            shown.append(word if len(word) <= SHOWN else word[:SHOWN] + "…")
+            cut = word if len(word) <= SHOWN else word[:SHOWN] + "…"
+            bare = index == 0 and OPERATOR.fullmatch(word)
+            shown.append(cut if bare else typed_word(cut, expanded=index in self.expanded))
             size += len(shown[-1]) + 1
-        return shlex.join(shown) + (" …" if len(shown) < len(self.words) else "")
+        return " ".join(shown) + (" …" if len(shown) < len(self.words) else "")
 
 
 def emit(parts: list[Part], part: Part) -> None:

@@ -47,10 +47,18 @@ class ApprovalPanel(widgets.VBox):
         self.wait = wait
         self.question = widgets.HTML(IDLE)
         self.approve = widgets.Button(
-            description="Approve", button_style="success", icon="check", disabled=True
+            description="Approve",
+            button_style="success",
+            icon="check",
+            disabled=True,
+            tooltip="let the command run now, with your permissions",
         )
         self.refuse = widgets.Button(
-            description="Deny", button_style="danger", icon="times", disabled=True
+            description="Deny",
+            button_style="danger",
+            icon="times",
+            disabled=True,
+            tooltip="refuse the command: it does not run, and the model is told why",
         )
         self.status = widgets.HTML()
         self.trace = widgets.HTML()

@@ -23,7 +23,7 @@ from ..recording.attempt import run_attempt
 from ..recording.files import load_recording
 
 REPLAY_INSTEAD = (
-    'Or set MODE = "replay" in the parameters cell to follow the lesson from its recording.'
+    'To follow the lesson from its recording instead, set MODE = "replay" in the parameters cell.'
 )
 
 

@@ -1,4 +1,5 @@
-"""HTML for the lesson widgets: one step of a streamed turn, one step of a conversation.
+"""HTML for the lesson widgets: one step of a streamed turn, the budget of each request, and
+the blocks, colours and folding ``conversation_html`` draws a conversation with.
 
 Pure functions from the states of ``steps`` to HTML strings, with every piece
 of text escaped. They carry no ids and no clock, so the same state always gives the
@@ -19,16 +20,12 @@ import json
 from functools import partial
 from html import escape
 
-from ..harness.budget import COMPACTED
 from .steps import (
     TAIL,
     ChunkStep,
-    ConversationStep,
     FragmentStep,
     FragmentSteps,
     TurnSteps,
-    tool_result,
-    who_decided,
 )
 
 WIRE_LIMIT = 2000  # characters of one wire line shown
@@ -305,120 +302,7 @@ def _static(outer_class: str, note: str, body: str) -> str:
     )
 
 
-# --- A conversation ---------------------------------------------------------------------
-
-
-def conversation_step_html(story: list, index: int) -> str:
-    """Step ``index`` (0-based) of a conversation: its caption and every message so far."""
-    step: ConversationStep = story[index]
-    head = f"step {index + 1} of {len(story)}: {step.caption}"
-    caption = (
-        f'<div class="labkit-caption">{_div("labkit-head", "head", head)}'
-        f"{_div('labkit-note', 'note', step.note)}</div>"
-    )
-    newest = len(step.messages) - 1 if index else None
-    return _body(
-        [
-            caption,
-            *(
-                message_html(
-                    message,
-                    new=number == newest,
-                    decision=step.gate.get(number),
-                    hooks=step.hooks.get(number, ()),
-                )
-                for number, message in enumerate(step.messages)
-            ),
-        ]
-    )
-
-
-def conversation_static_html(story: list) -> str:
-    """The final message list, for a notebook viewed without a kernel."""
-    note = (
-        f"Static view: the final list of {len(story[-1].messages)} messages. "
-        f"Run the notebook to step through its {len(story)} steps."
-    )
-    return _static("labkit-conversation", note, conversation_step_html(story, len(story) - 1))
-
-
-def conversation_summary(story: list) -> str:
-    """A one-line text summary: how many messages of each role, and how the run ended."""
-    messages = story[-1].messages
-    roles = {}
-    for message in messages:
-        roles[message.get("role")] = roles.get(message.get("role"), 0) + 1
-    counts = ", ".join(f"{role} {count}" for role, count in roles.items())
-    return (
-        f"ConversationView: {len(story)} steps to {len(messages)} messages ({counts}); "
-        f"{story[-1].note}"
-    )
-
-
-def message_html(
-    message: dict, *, new: bool = False, decision: dict | None = None, hooks=()
-) -> str:
-    """One message of the conversation: a role label, then its fields, long text folded.
-    ``decision``: the permission gate's event for the call a tool message answers;
-    ``hooks``: the hook events behind the message."""
-    role = str(message.get("role", ""))
-    css_role = role if role in ROLE_COLOURS else "other"
-    rgb = ROLE_COLOURS[css_role]
-    label = role if role != "tool" else f"tool · {message.get('tool_name', '?')}"
-    parts = [
-        f'<div class="labkit-role" style="display:inline-block;padding:0 6px;'
-        f"border-radius:3px;color:#fff;background:rgb({rgb});font-size:11px;"
-        f'font-weight:600">{_text(label)}</div>'
-    ]
-    if decision is not None:
-        outcome = decision.get("decision", "deny")
-        verdict = (
-            f"gate: the policy says {decision.get('verdict')}; "
-            f"{'it ran' if outcome == 'allow' else 'it did not run'}, {who_decided(decision)}"
-        )
-        parts.append(
-            _tinted(
-                f"labkit-gate labkit-gate-{outcome}",
-                GATE_COLOURS.get(outcome, "127,127,127"),
-                "margin:4px 0;padding:2px 6px;font-size:12px",
-                _text(verdict),
-            )
-        )
-    for hook in hooks:
-        outcome = hook.get("decision", "allow")
-        parts.append(
-            _tinted(
-                f"labkit-hook labkit-hook-{outcome}",
-                GATE_COLOURS.get(outcome, "127,127,127"),
-                "margin:4px 0;padding:2px 6px;font-size:12px",
-                _text(hook_line(hook)),
-            )
-        )
-    if role == "tool" and COMPACTED.match(str(message.get("content", ""))):
-        parts.append(_div("labkit-compacted", "note", "compacted by the budget"))
-    if message.get("thinking"):
-        parts += [
-            _div("labkit-field", "field", "thinking"),
-            _fold(str(message["thinking"]), "labkit-text labkit-thinking", "thinking"),
-        ]
-    if role == "tool":
-        result = tool_result(message)
-        if result is not None:
-            parts += [
-                _div("labkit-field", "field", "content (JSON text, shown indented)"),
-                _fold(_pretty(result), "labkit-json"),
-            ]
-        else:
-            parts.append(_fold(str(message.get("content", "")), "labkit-text"))
-    elif message.get("content"):
-        parts.append(_fold(str(message["content"]), "labkit-text"))
-    if message.get("tool_calls"):
-        parts += [
-            _div("labkit-field", "field", "tool_calls"),
-            _fold(_pretty(message["tool_calls"]), "labkit-json"),
-        ]
-    css_class = f"labkit-message labkit-role-{css_role}" + (" labkit-new" if new else "")
-    return _tinted(css_class, rgb, "margin:6px 0;padding:4px 8px", "".join(parts))
+# --- Text blocks ---------------------------------------------------------------------
 
 
 def hook_line(hook: dict) -> str:

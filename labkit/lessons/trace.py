@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from ..harness.words import counted
+
 PREVIEW = 100  # characters of a tool result or message shown in a trace
 
 
@@ -41,8 +43,8 @@ def event_line(event: dict, limit: int = PREVIEW) -> str | None:
             said = next((final[key] for key in ("content", "output", "parts") if key in final), "")
             lines.append(f"  turn {event['turns']}: final message {short(said, limit)}")
         lines.append(
-            f"Stopped: {event['reason']} after {event['turns']} model turns and "
-            f"{event['tool_calls']} tool calls ({event['detail']})"
+            f"Stopped: {event['reason']} after {counted(event['turns'], 'model turn')} and "
+            f"{counted(event['tool_calls'], 'tool call')} ({event['detail']})"
         )
         return "\n".join(lines)
     return None

@@ -6,14 +6,18 @@
 replies beside the JSON-RPC lines they caused.
 Each shows the HTML of its current step; where a notebook is shown without a
 kernel, its saved output falls back to a static HTML view of the final state.
+Every button says in words what it does, and again when the pointer rests on it.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+
 import ipywidgets as widgets
 
 from ..harness.loop import positive_int
-from . import mcp_traffic, render
+from . import conversation_html, mcp_traffic, render
 from .steps import TAIL, FragmentSteps, TurnSteps, conversation_story
 
 
@@ -99,17 +103,34 @@ class ChunkStepper(_Stepper):
                 render.fragments_summary,
             )
         first, last = (1, len(self.steps)) if len(self.steps) else (0, 0)
-        self.play = widgets.Play(
-            value=first,
-            min=first,
-            max=last,
-            interval=interval,
+        self.interval = interval
+        self.play = widgets.ToggleButton(
             description="Play",
-            tooltip="play the chunks in order",
+            icon="play",
+            tooltip="show the chunks one after another, as they arrived; click again to pause",
         )
         self.play.add_class("labkit-play")
+        self.play.observe(self._play_or_pause, names="value")
         super().__init__(first, last, label="chunk", controls=[self.play])
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
+
+    def _play_or_pause(self, change) -> None:
+        """Play: step on every ``interval`` ms from a worker thread (the kernel stays free),
+        from the start if at the end; pause when clicked again or at the last chunk."""
+        if not change["new"]:
+            self.play.description, self.play.icon = "Play", "play"
+            return
+        self.play.description, self.play.icon = "Pause", "pause"
+        if self.slider.value >= self.slider.max:
+            self.slider.value = self.slider.min
+
+        def run():
+            while self.play.value and self.slider.value < self.slider.max:
+                time.sleep(self.interval / 1000)
+                if self.play.value:
+                    self._move(+1)
+            self.play.value = False
+
+        threading.Thread(target=run, daemon=True, name="labkit-play").start()
 
     def step_html(self, value: int) -> str:
         return self.views[0](self.steps.step(value, tail=self.tail))
@@ -135,13 +156,13 @@ class ConversationView(_Stepper):
         super().__init__(1, len(self.story), label="step")
 
     def step_html(self, value: int) -> str:
-        return render.conversation_step_html(self.story, value - 1)
+        return conversation_html.conversation_step_html(self.story, value - 1)
 
     def static_html(self) -> str:
-        return render.conversation_static_html(self.story)
+        return conversation_html.conversation_static_html(self.story)
 
     def summary(self) -> str:
-        return render.conversation_summary(self.story)
+        return conversation_html.conversation_summary(self.story)
 
 
 class MCPTrafficView(_Stepper):

@@ -7,7 +7,11 @@ never import ``ollama``, ``openai``, ``anthropic`` or their HTTP clients.
 from __future__ import annotations
 
 #: What every "nothing is there" message ends with: the course runs without any server.
-REPLAY_HINT = "Replay mode needs no server: python -m labkit replay recordings/repair.json"
+#: The command works from any folder: a course recording is found by its name.
+REPLAY_COMMAND = "python -m labkit replay repair"
+REPLAY_HINT = (
+    f"Replay mode needs no server: `{REPLAY_COMMAND}` replays the course's recorded repair."
+)
 #: How a replay (``ReplayModel`` or a replay server) says a request differs from the recording.
 REPLAY_MISMATCH = "does not match the recording"
 #: How the loop's ``model_error`` stop introduces a replay server's refusal: no model failed.

@@ -103,8 +103,8 @@ class SSEModel(SDKModel):
         self.keyed = bool(key)
         if not key and self.official:
             raise ProviderError(
-                f"{self.title}'s API needs a key: set {self.key_variable} (or "
-                f"pass api_key=...). {REPLAY_HINT}"
+                f"the {self.title} API at {self.base_url} needs a key: set "
+                f"{self.key_variable}. {REPLAY_HINT}"
             )
         self.tap = LineTap(httpx2.HTTPTransport())
         self.client = self._client(
@@ -248,13 +248,9 @@ class SSEModel(SDKModel):
         if status == 401:
             if not self.keyed:
                 return (
-                    f"{where} wants an API key (HTTP 401), and none is set: set "
-                    f"{self.key_variable} (or pass api_key=...)"
+                    f"{where} wants an API key (HTTP 401), and none is set: set {self.key_variable}"
                 )
-            return (
-                f"{where} refused the API key (HTTP 401): check {self.key_variable} "
-                "(or the api_key you passed)"
-            )
+            return f"{where} refused the API key (HTTP 401): check {self.key_variable}"
         if status == 404:
             return (
                 f"{where} answered 404 for the model {self.model!r}: the model is not "

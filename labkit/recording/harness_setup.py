@@ -35,6 +35,7 @@ from ..harness.hooks import load_hooks
 from ..harness.mcp_tools import MCPTools
 from ..harness.sandbox import PROFILES, Sandbox
 from ..harness.shell import ShellTools
+from ..harness.toolkit import Toolkit
 from ..harness.tools import RepoTools
 
 #: The course's MCP server, as a command run in the copy it serves.
@@ -47,7 +48,7 @@ def course_mcp_tools(root: Path, wire_format: str = "ollama") -> MCPTools:
 
 
 #: The toolsets a run may offer, by the name a recording keeps.
-TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "mcp": course_mcp_tools}
+TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit, "mcp": course_mcp_tools}
 
 
 def open_tools(tools: str, root: Path, wire_format: str = "ollama", sandbox=None):

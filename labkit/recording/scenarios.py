@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
-from ..harness.prompt import BUDGET_TASK, EXTENSION_TASK, REPAIR_TASK, SANDBOX_TASK, SHELL_TASK
+from ..harness.prompt import (
+    BUDGET_TASK,
+    EXTENSION_TASK,
+    REPAIR_TASK,
+    SANDBOX_TASK,
+    SHELL_TASK,
+    TOOLKIT_TASK,
+)
 from ..harness.sandbox import Sandbox
 from ..lessons.hook_programs import hook_command
 from ..models.chunks import call
@@ -25,6 +32,9 @@ from ..models.usage import estimated_tokens
 from ..settings import RECORDINGS_DIR
 from .attempt import run_attempt
 from .files import save_recording
+from .probes import CONDITIONS, PROBES_DIR, request, save_probes
+from .probes import FORMAT as PROBE_FORMAT
+from .probes import VERSION as PROBE_VERSION
 
 #: How each wire format is named in a scripted recording's note.
 NAMES = {
@@ -213,6 +223,61 @@ BUDGETED = [
 ]
 BUDGET_CHARS = 6_500  # the budget run's limit, in characters (measure's total)
 
+# --- Lesson 09: the standard toolkit -------------------------------------------------------
+
+#: Reading and searching run; every write asks a person first (lesson 07's gate).
+TOOLKIT_POLICY = Policy(
+    [allow("python -m pytest *")],
+    tools={
+        "read_file": "allow",
+        "glob": "allow",
+        "grep": "allow",
+        "edit": "ask",
+        "write_file": "ask",
+    },  # fmt: skip
+)
+
+TOOLKIT_REPAIR = [
+    PlannedTurn(
+        thinking="I do not know the repository yet. I list its Python files.",
+        tool_calls=[call("glob", pattern="**/*.py")],
+    ),
+    PlannedTurn(
+        thinking="Two files. Where are paths built? I search for PurePosixPath.",
+        tool_calls=[call("grep", pattern="PurePosixPath\\(", output="lines")],
+    ),
+    PlannedTurn(
+        thinking="Line 10 of path_rules.py builds the path. I read the file before editing it.",
+        tool_calls=[call("read_file", path="path_rules.py")],
+    ),
+    PlannedTurn(
+        thinking="A backslash is not a separator for PurePosixPath, so I replace backslashes "
+        "with forward slashes first. The old line occurs once.",
+        tool_calls=[call("edit", path="path_rules.py", old_string=OLD_LINE, new_string=NEW_LINE)],
+    ),
+    PlannedTurn(thinking="Now the tests.", tool_calls=[RUN_TESTS]),
+    PlannedTurn(
+        thinking="Exit code 0.",
+        content="I found path_rules.py with glob and grep, read it, and changed line 10 with "
+        "edit so that backslashes become forward slashes before the path is built. "
+        "python -m pytest -qq then exited with code 0.",
+    ),
+]
+
+#: The scripted answer of the SEARCH/REPLACE way (lesson 09): prose, then one block.
+SEARCH_REPLACE_ANSWER = f"""\
+PurePosixPath does not split on backslashes, so I replace them before building the path.
+
+path_rules.py
+```python
+<<<<<<< SEARCH
+{OLD_LINE}
+=======
+{NEW_LINE}
+>>>>>>> REPLACE
+```
+"""
+
 # --- Lesson 11: tools from an MCP server, hooks around every call -------------------------
 
 TEST_FILE_PATH = "tests/test_path_rules.py"
@@ -376,6 +441,16 @@ SCENARIOS = {
         budget=BUDGET_CHARS,
         estimate_tokens=True,
     ),
+    "toolkit": Scenario(
+        TOOLKIT_REPAIR,
+        "the repair with the standard toolkit (glob, grep, read_file, edit, run_command); "
+        "reading is allowed, the edit asks a person, who approves",
+        task=TOOLKIT_TASK,
+        tools="toolkit",
+        policy=TOOLKIT_POLICY,
+        answers=("allow",),
+        estimate_tokens=True,
+    ),
     "sandbox": Scenario(
         SANDBOXED,
         "the repair with run_command behind the gate of lesson 07 and over the sandbox "
@@ -469,11 +544,41 @@ def scripted_recording(name: str) -> dict:
     return recording
 
 
+def scripted_search_replace() -> dict:
+    """The SEARCH/REPLACE probe answered by a script: one reply, in Ollama's chunks."""
+    asked = request("search_replace")
+    chat = ScriptedChat([PlannedTurn(content=SEARCH_REPLACE_ANSWER)], "ollama")
+    return {
+        "format": PROBE_FORMAT,
+        "version": PROBE_VERSION,
+        "wire_format": "ollama",
+        "provenance": {
+            "source": "scripted",
+            "scenario": "search_replace",
+            "description": "the SEARCH/REPLACE way answered by a script: one correct block",
+            "script": "labkit.recording.scenarios (make recordings)",
+            "note": "written by a script, not by a model",
+        },
+        "conditions": {
+            "search_replace": {"description": CONDITIONS["search_replace"][0], "request": asked}
+        },  # fmt: skip
+        "samples": [
+            {
+                "condition": "search_replace",
+                "seed": 0,
+                "reply": list(chat(asked["messages"], asked["tools"])),
+            }  # fmt: skip
+        ],
+    }
+
+
 def main() -> None:
     """Write every scenario's recording into the course's recordings folder."""
     for name in SCENARIOS:
         path = save_recording(scripted_recording(name), RECORDINGS_DIR / f"{name}.json")
         print(f"wrote {path}")
+    path = save_probes(scripted_search_replace(), PROBES_DIR / "search_replace.json")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

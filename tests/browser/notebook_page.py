@@ -101,6 +101,15 @@ class NotebookPage:
             self.page.goto(f"{self.base_url}lab/tree/{name}?reset")
         self.panel.locator(".jp-Cell").first.wait_for()
         self.page.wait_for_function(_KERNEL_IDLE)
+        self.dismiss_news()
+
+    def dismiss_news(self) -> None:
+        """Answer No to JupyterLab's question about fetching its news, if it asks (its toast
+        would cover the lesson in the screenshot). The server's settings turn the fetching
+        off, so usually nothing asks."""
+        asking = self.page.locator(".jp-Notification-Toast, .Toastify__toast", has_text="news")
+        for index in range(asking.count()):
+            asking.nth(index).get_by_role("button", name="No").click()
 
     def close_all(self) -> None:
         """File > Close All Tabs, discarding what the run changed (the notebooks are copies)."""

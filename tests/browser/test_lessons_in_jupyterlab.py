@@ -68,6 +68,8 @@ class Lesson:
         None  # an Approve/Deny panel: (command shown, what running it prints)
     )
     wire_format: str = "ollama"  # the format of the stepper's turn
+    schemas: tuple[str, str] | None = None  # a schema inspector: (tool to pick, text it shows)
+    search_replace: str | None = None  # a SEARCH/REPLACE stepper: what its last step says
     traffic: str | None = None  # the recording whose MCP traffic an MCPTrafficView steps
 
     def __str__(self) -> str:
@@ -87,6 +89,11 @@ LESSONS = [
         approve=("getpass.getuser()", '"stdout": "I run as '),
     ),
     Lesson("08_context_budget", conversation=("budget.json", 8)),
+    Lesson(
+        "09_toolkit",
+        schemas=("edit", "functions.edit:"),
+        search_replace="the end of the text: 1 block(s): path_rules.py",
+    ),
     Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
 ]
@@ -232,8 +239,21 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                 f"{lesson.name} shows no live conversation view (.labkit-conversation)"
             )
             check_conversation(conversation.first, conversation_roles(*lesson.conversation))
+        for index in range(stepper.count()):
+            check_newest_is_in_view(stepper.nth(index), DISPATCH, f"{lesson.name} stepper {index}")
+        for index in range(conversation.count()):
+            check_newest_is_in_view(
+                conversation.nth(index), ".labkit-new", f"{lesson.name} conversation {index}"
+            )
         if lesson.approve:
             check_approval(notebook.panel.locator(".labkit-approval"), *lesson.approve)
+        inspector = notebook.panel.locator(".labkit-schemas.jupyter-widgets")
+        if lesson.schemas:
+            check_schema_inspector(inspector, *lesson.schemas)
+        if lesson.search_replace:
+            check_search_replace_stepper(
+                notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"), lesson.search_replace
+            )
         if lesson.traffic:
             traffic = notebook.panel.locator(".labkit-traffic.jupyter-widgets")
             assert traffic.count(), (
@@ -248,6 +268,7 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
                 approval,
                 stepper,
                 conversation,
+                inspector,
                 notebook.panel.locator(".jp-RenderedImage"),
             )
             if found.count()
@@ -407,6 +428,42 @@ def check_traffic(view, captions: list[str]) -> None:
     expect(heading).to_have_text(captions[1], timeout=30_000)
 
 
+#: Where the widget's newest content is, relative to the notebook's visible area, once the
+#: widget's top is scrolled to the top of that area (as a learner scrolls to a widget).
+_NEWEST_IN_VIEW = r"""(widget, selector) => {
+    widget.scrollIntoView({block: 'start'});
+    const newest = [...widget.querySelectorAll(selector)].pop();
+    if (!newest) return null;
+    let area = widget.parentElement;
+    while (area && !/(auto|scroll)/.test(getComputedStyle(area).overflowY)) {
+        area = area.parentElement;
+    }
+    const seen = (area || document.documentElement).getBoundingClientRect();
+    const box = newest.getBoundingClientRect();
+    const end = Math.min(window.innerHeight, seen.bottom);
+    return {top: box.top - seen.top, bottom: box.bottom - seen.top, height: box.height,
+            area: end - seen.top};
+}"""
+
+
+def check_newest_is_in_view(widget, newest: str, what: str) -> None:
+    """At its last step, with its top at the top of the notebook's visible area, a widget shows
+    its newest content (the newest message; the stepper's verdict) inside that area, not
+    below it: a learner who steps sees what the step added without scrolling to find it."""
+    next_button = widget.locator(".labkit-next").first
+    widget.locator(".labkit-slider .noUi-handle").press("End")
+    expect(next_button).to_be_disabled(timeout=30_000)
+    found = widget.element_handle().evaluate(_NEWEST_IN_VIEW, newest)
+    assert found is not None, f"{what}: no {newest} at its last step"
+    inside = found["bottom"] <= found["area"] or (
+        found["height"] > found["area"] and found["top"] < found["area"]  # taller: its top shows
+    )
+    assert found["top"] >= 0 and inside, (
+        f"{what}: its newest content ({newest}, {found['height']:.0f} px high) lies outside "
+        f"the visible area ({found['area']:.0f} px) once the widget is scrolled to: {found}"
+    )
+
+
 def role_of(message) -> str | None:
     found = re.search(r"\blabkit-role-(\w+)", message.get_attribute("class") or "")
     return found and found.group(1)
@@ -420,9 +477,28 @@ def check_approval(panel, command: str, printed: str) -> None:
     approve, log = panel.locator(".labkit-approve"), panel.locator(".labkit-approval-log")
     expect(approve).to_be_enabled(timeout=30_000)
     expect(panel.locator("pre").first).to_contain_text(command)
+    shown = panel.locator("pre").first.text_content()
+    assert "'\"'\"'" not in shown, f"the panel shows shell quoting, not the command: {shown}"
     expect(log).not_to_contain_text("->")  # nothing ran before the click
     approve.click()
     expect(log).to_contain_text(printed, timeout=30_000)
     expect(log).to_contain_text("gate: ask, so allow (by person)")
     expect(log).to_contain_text("Stopped: assistant_finished", timeout=30_000)
     expect(approve).to_be_disabled()
+
+
+def check_schema_inspector(inspector, tool: str, shown: str) -> None:
+    """Picking a tool shows its schema, and what the server's prompt made of it."""
+    assert inspector.count(), "the lesson shows no live schema inspector (.labkit-schemas)"
+    inspector.first.scroll_into_view_if_needed()
+    inspector.first.locator(".labkit-picker select").select_option(tool)
+    expect(inspector.first.locator(".labkit-schema")).to_contain_text(shown, timeout=30_000)
+
+
+def check_search_replace_stepper(stepper, last: str) -> None:
+    """Next walks the parser to the end of the text, where it says what it read."""
+    assert stepper.count(), "the lesson shows no live SEARCH/REPLACE stepper (.labkit-sr-stepper)"
+    stepper.first.scroll_into_view_if_needed()
+    expect(stepper.first).not_to_contain_text(last)
+    stepper.first.locator(".labkit-next").click()
+    expect(stepper.first).to_contain_text(last, timeout=30_000)

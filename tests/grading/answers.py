@@ -5,7 +5,12 @@ notebook's test cell passes to the check (``make_tool_message``...; it is replac
 plain text, so ``$`` elsewhere stays as it is), so the same
 source can replace an answer cell in a notebook or be run here directly. Every wrong
 answer is a plausible mistake, and ``names`` is a phrase the feedback must contain:
-the test cell has to fail *and* say what the mistake is.
+the test cell has to fail *and* say what the mistake is. ``hint``, when given, is a phrase
+the feedback's hint line must contain: the hint is about the mistake found, not about
+another rule the case also tests.
+
+Every rule a lesson states for an exercise has a wrong answer here that breaks that rule
+alone (the mistake names the rule), so a check that stops testing a rule fails a test.
 """
 
 from dataclasses import dataclass
@@ -16,6 +21,8 @@ class Answer:
     mistake: str  # what is wrong with it, in a few words
     source: str
     names: str  # a phrase the feedback must contain
+    hint: str = ""  # a phrase the feedback's hint line must contain
+    hidden: bool = False  # only the hidden cases (nbgrader's hidden tests) catch it
 
     def code(self, name: str) -> str:
         return self.source.replace("$name", name)
@@ -101,16 +108,16 @@ def $name(after, test_hash_before, test_hash_after):
 """,
     "check_bounded_prediction": """
 def $name():
-    guess = dict(model_requests=1, tool_calls=1)
+    guess = dict(model_requests=3, tool_calls=3)
     guess["stop_reason"] = "max_turns"
-    guess["final_exit_code"] = 1
+    guess["final_exit_code"] = 0
     return guess
 """,
     "check_stop_predictions": """
 INCOMPLETE = "incomplete_model_turn"
 def $name():
-    return dict(no_done=INCOMPLETE, length=INCOMPLETE, unknown_tool="assistant_finished",
-                server_down="model_error")
+    return dict(call_after_done="malformed_model_turn", answer_cut=INCOMPLETE,
+                unknown_tool_last_turn="max_turns", server_fails_later="model_error")
 """,
     "check_assemble_calls": """
 import json
@@ -262,6 +269,7 @@ def $name(name, result):
     return ("tool", name, json.dumps(result))
 """,
             "(a tuple)",
+            hint="Ollama's tool message is exactly",
         ),
         Answer(
             "str(result) instead of json.dumps",
@@ -304,6 +312,37 @@ def $name(name, result):
     return {"role": "tool", "tool_name": name, "content": str(result).replace("'", '"')}
 """,
             "not valid JSON",
+        ),
+        # lesson 01's rules, each broken alone: the role, the name's key, the content as JSON
+        # text of the result (not of something else), and the message's shape
+        Answer(
+            "json.dumps applied twice",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps(json.dumps(result))}
+""",
+            "was json.dumps applied twice?",
+        ),
+        Answer(
+            "the result wrapped in another object",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "content": json.dumps({"result": result})}
+""",
+            "differs:  at ['content'] (as JSON)",
+        ),
+        Answer(
+            "a key Ollama's tool message does not have",
+            """
+import json
+def $name(name, result):
+    return {"role": "tool", "tool_name": name, "tool_call_id": name,
+            "content": json.dumps(result)}
+""",
+            "unexpected key(s) ['tool_call_id']",
+            hint="Ollama's tool message is exactly",
         ),
     ],
     "check_assemble_content": [
@@ -399,6 +438,66 @@ def $name(chunks):
     return [c["message"].get("content") for c in chunks if c["message"].get("content")]
 """,
             "should return text",
+            hint="''.join(parts)",
+        ),
+        # lesson 02's rules for 2a, each broken alone: content only, in order, every fragment,
+        # a chunk without content (or with None) skipped, and linear work (join once)
+        Answer(
+            "+= on a string kept in a dict",
+            """
+def $name(chunks):
+    turn = {"content": ""}
+    for chunk in chunks:
+        turn["content"] += chunk["message"].get("content") or ""
+    return turn["content"]
+""",
+            "grows faster than the input",
+            hint="`+=` on a string kept in a dict or an attribute",
+        ),
+        Answer(
+            "+= on an attribute",
+            """
+class _Turn:
+    pass
+def $name(chunks):
+    turn = _Turn()
+    turn.text = ""
+    for chunk in chunks:
+        turn.text += chunk["message"].get("content") or ""
+    return turn.text
+""",
+            "grows faster than the input",
+            hint="`+=` on a string kept in a dict or an attribute",
+        ),
+        Answer(
+            "the fragments in reverse order",
+            """
+def $name(chunks):
+    return "".join(reversed([c["message"].get("content") or "" for c in chunks]))
+""",
+            "the text differs from the assistant's content",
+        ),
+        Answer(
+            "drops a fragment equal to the one before it",
+            """
+def $name(chunks):
+    parts = []
+    for chunk in chunks:
+        text = chunk["message"].get("content")
+        if text and (not parts or parts[-1] != text):
+            parts.append(text)
+    return "".join(parts)
+""",
+            "every fragment counts",
+        ),
+        Answer(
+            "content None is joined as it is",
+            """
+def $name(chunks):
+    return "".join(c["message"].get("content", "") for c in chunks)
+""",
+            "TypeError",
+            hint="some chunks have content None",
         ),
     ],
     "check_may_dispatch": [
@@ -416,7 +515,7 @@ def $name(chunks):
 def $name(chunks):
     return int(any(c.get("done") and c.get("done_reason") != "length" for c in chunks))
 """,
-            "(a int)",
+            "(an int)",
         ),
         Answer(
             "dispatches as soon as a tool call arrives",
@@ -441,6 +540,16 @@ def $name(chunks):
     return chunks[-1]["done"] and chunks[-1]["done_reason"] != "length"
 """,
             "IndexError",
+        ),
+        Answer(
+            "returns the done chunk's reason, not a bool",
+            """
+def $name(chunks):
+    final = [c for c in chunks if c.get("done")]
+    return bool(final) and final[-1].get("done_reason") != "length" and final[-1].get("done_reason")
+""",
+            "return True or False",
+            hint="gives a bool",
         ),
         Answer(
             "requires a tool call",
@@ -530,6 +639,85 @@ def $name(messages, tool_calls, tools):
 """,
             "ran 1 time(s) for 2 tool call(s)",
         ),
+        # lesson 03's rules, each broken alone: every call run once, in order, with its
+        # arguments; ValueError, TypeError and OSError become {'error': str(exc)}, anything else
+        # comes out; one tool message per call, appended to the same list; nothing else changed
+        Answer(
+            "forgets the message of a call whose tool raised",
+            """
+import json
+def $name(messages, tool_calls, tools):
+    for call in tool_calls:
+        name = call["function"]["name"]
+        try:
+            result = tools.invoke(name, call["function"]["arguments"])
+        except (ValueError, TypeError, OSError):
+            continue
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(result)})
+""",
+            "whose tool raised ValueError",
+            hint="an error is a result too",
+        ),
+        Answer(
+            "rebinds messages = messages + [...]",
+            _changed(
+                RIGHT["check_append_results"],
+                "messages.append({"
+                '"role": "tool", "tool_name": name, "content": json.dumps(result)})',
+                'messages = messages + [{"role": "tool", "tool_name": name,\n'
+                '                                "content": json.dumps(result)}]',
+            ),
+            "nothing was appended to the list you were given",
+            hint="`messages = messages + [...]`",
+        ),
+        Answer(
+            "runs the calls in reverse order",
+            _changed(
+                RIGHT["check_append_results"],
+                "for call in tool_calls:",
+                "for call in tool_calls[::-1]:",
+            ),
+            "the tools ran in a different order",
+            hint="in the order of tool_calls",
+        ),
+        Answer(
+            "catches ValueError and TypeError, not OSError",
+            _changed(
+                RIGHT["check_append_results"],
+                "except (ValueError, TypeError, OSError) as exc:",
+                "except (ValueError, TypeError) as exc:",
+            ),
+            "raised OSError",
+            hint="catch ValueError, TypeError and OSError",
+        ),
+        Answer(
+            "empties the assistant message's tool calls once they ran",
+            RIGHT["check_append_results"]
+            + """    messages[-len(tool_calls) - 1]["tool_calls"] = []
+""",
+            "changed the messages already in the list",
+            hint="leave the assistant's message as it is",
+        ),
+        Answer(
+            "runs a call that repeats an earlier one only once",
+            """
+import json
+def $name(messages, tool_calls, tools):
+    done = {}
+    for call in tool_calls:
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        key = json.dumps([name, arguments], sort_keys=True)
+        if key not in done:
+            try:
+                done[key] = tools.invoke(name, arguments)
+            except (ValueError, TypeError, OSError) as exc:
+                done[key] = {"error": str(exc)}
+        messages.append({"role": "tool", "tool_name": name, "content": json.dumps(done[key])})
+""",
+            "tools.invoke ran 1 time(s) for 2 tool call(s)",
+            hint="even when two calls are alike",
+            hidden=True,
+        ),
         Answer(
             "catches ValueError only",
             """
@@ -590,6 +778,19 @@ def $name(after, test_hash_before, test_hash_after):
 """,
             "collected no tests",
         ),
+        # lesson 04's rules, each broken alone: exit code 0, no failure, at least one test
+        # passed, the test file unchanged (the whole hash compared); a bool
+        Answer(
+            "compares the first ten characters of the hashes",
+            """
+def $name(after, test_hash_before, test_hash_after):
+    return (after.exit_code == 0 and after.failed == 0 and after.passed > 0
+            and test_hash_before[:10] == test_hash_after[:10])
+""",
+            "the right answer here is False",
+            hint="compare the whole hashes",
+            hidden=True,
+        ),
         Answer(
             "exit code 0 is enough",
             """
@@ -604,8 +805,8 @@ def $name(after, test_hash_before, test_hash_after):
             "True where an int is asked",
             """
 def $name():
-    return {"model_requests": True, "tool_calls": 1, "stop_reason": "max_turns",
-            "final_exit_code": 1}
+    return {"model_requests": True, "tool_calls": 3, "stop_reason": "max_turns",
+            "final_exit_code": 0}
 """,
             "True (a bool); write an int",
         ),
@@ -613,27 +814,44 @@ def $name():
             "1.0 where an int is asked",
             """
 def $name():
-    return {"model_requests": 1, "tool_calls": 1.0, "stop_reason": "max_turns",
-            "final_exit_code": 1}
+    return {"model_requests": 3, "tool_calls": 1.0, "stop_reason": "max_turns",
+            "final_exit_code": 0}
 """,
             "1.0 (a float); write an int",
         ),
+        # each prediction wrong alone
         Answer(
-            "thinks the budget stops the tools too",
+            "thinks the budget counts tool calls",
             """
 def $name():
-    return {"model_requests": 1, "tool_calls": 0, "stop_reason": "max_turns", "final_exit_code": 1}
+    return {"model_requests": 2, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 0}
 """,
-            "tools of the last turn still run",
+            "max_turns bounds model requests",
         ),
         Answer(
-            "believes the run repaired the code",
+            "thinks the budget stops the last turn's tool",
             """
 def $name():
-    return {"model_requests": 5, "tool_calls": 4, "stop_reason": "assistant_finished",
+    return {"model_requests": 3, "tool_calls": 2, "stop_reason": "max_turns", "final_exit_code": 0}
+""",
+            "the last turn's tool still runs",
+        ),
+        Answer(
+            "thinks the model finished",
+            """
+def $name():
+    return {"model_requests": 3, "tool_calls": 3, "stop_reason": "assistant_finished",
             "final_exit_code": 0}
 """,
-            "independent check still fails",
+            "the budget stopped the run",
+        ),
+        Answer(
+            "thinks a run stopped by the budget cannot have repaired anything",
+            """
+def $name():
+    return {"model_requests": 3, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 1}
+""",
+            "made the repair before the budget",
         ),
     ],
     "check_stop_predictions": [
@@ -645,36 +863,47 @@ class Anything(str):
         return True
     __hash__ = str.__hash__
 def $name():
-    return dict.fromkeys(["no_done", "length", "unknown_tool", "server_down"], Anything("?"))
+    return dict.fromkeys(["call_after_done", "answer_cut", "unknown_tool_last_turn",
+                          "server_fails_later"], Anything("?"))
 """,
-            "(a Anything), which is not a stop reason",
+            "(an Anything), which is not a stop reason",
         ),
+        # each prediction wrong alone
         Answer(
-            "a stream without done counts as finished",
+            "a chunk after the final one is ignored",
             """
 def $name():
-    return {"no_done": "assistant_finished", "length": "incomplete_model_turn",
-            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+    return {"call_after_done": "assistant_finished", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 """,
-            "Without a `done` chunk",
+            "Nothing may follow the final chunk",
         ),
         Answer(
-            "an unknown tool crashes the run",
+            "a length cut without tool calls counts as an answer",
             """
 def $name():
-    return {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
-            "unknown_tool": "model_error", "server_down": "model_error"}
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "assistant_finished",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 """,
-            "An unknown tool is not a crash",
+            "refused whatever it holds",
         ),
         Answer(
-            "a length cut is treated as the budget",
+            "an unknown tool ends the run before the budget does",
             """
 def $name():
-    return {"no_done": "incomplete_model_turn", "length": "max_turns",
-            "unknown_tool": "assistant_finished", "server_down": "model_error"}
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "assistant_finished", "server_fails_later": "model_error"}
 """,
-            "refuses it",
+            "the budget of one request is spent",
+        ),
+        Answer(
+            "a failure after a tool ran is not a model error",
+            """
+def $name():
+    return {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+            "unknown_tool_last_turn": "max_turns", "server_fails_later": "incomplete_model_turn"}
+""",
+            "Whenever the model call raises",
         ),
     ],
     "check_assemble_calls": [
@@ -1020,8 +1249,10 @@ def $name(command):
                 or words == ["git", "status"]:
             return "allow"
         return "ask"
-    if len(command) > 2 and command[0] in SHELLS and command[1] == "-c":
-        script = command[2]
+    if command[:1] and command[0] in SHELLS:
+        if command[1:2] != ["-c"]:
+            return "deny"
+        script = command[2] if len(command) > 2 else ""
         parts = re.split("[" + re.escape(SEPARATORS) + "]", script)
         found = [one(part.split()) for part in parts if part.strip()]
         if not found:
@@ -1035,7 +1266,7 @@ def $name(command):
 """,
         "check_gate_stops": """
 def $name():
-    return [7, 5]
+    return [5, 3]
 """,
         "check_head_and_tail": CUT_GIVEN
         + """
@@ -1069,6 +1300,8 @@ def $name(messages, budget):
     }
 )
 
+#: A right verdict, for the wrong answers below to break one rule of.
+_VERDICT = RIGHT["check_policy"]
 _RULES = """
     if words[:1] in (["rm"], ["curl"]) or words[:2] == ["git", "push"]:
         return "deny"
@@ -1082,6 +1315,14 @@ def $name(text, limit):
         return text
     room = limit - len(MARKER.format(count=len(text)))
     start, end = room - room // 2, len(text) - room // 2
+"""
+#: The rest of a right head_and_tail after _CUT_START: around the old markers, then the cut.
+_CUT_AROUND_MARKERS = """    for found in OLD_MARKER.finditer(text):
+        if found.start() < start < found.end():
+            start = found.start()
+        if found.start() < end < found.end():
+            end = found.end()
+    return text[:start] + MARKER.format(count=end - start) + text[end:]
 """
 _COMPACT_START = """
 def $name(messages, budget):
@@ -1116,7 +1357,8 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "judge each one",
+                "judge each command of the script",
+                hint="is a shell given a script",
             ),
             Answer(
                 "judges only the script's first command",
@@ -1131,7 +1373,8 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "every command it runs",
+                "every command of the script counts",
+                hint="every command of the script counts",
             ),
             Answer(
                 "allows what no rule names",
@@ -1163,7 +1406,88 @@ def $name(command):
                 + _RULES
                 + """    return "ask"
 """,
-                "> writes a file",
+                "rule 3: a script holding a character of SPECIAL",
+                hint="rule 3",
+            ),
+            # lesson 07's rules for 7a, each broken alone (the ones above break rule 1's
+            # words, rule 2's splitting and rule 3)
+            Answer(
+                "forgets that bash is a shell too",
+                _VERDICT.replace("command[0] in SHELLS", 'command[0] == "sh"'),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="`bash -c SCRIPT` is a shell given a script",
+            ),
+            Answer(
+                "takes the third word as a script whatever the second",
+                _VERDICT.replace(
+                    """        if command[1:2] != ["-c"]:
+            return "deny"
+""",
+                    "",
+                ),
+                "returned 'allow', but the team's rules give 'deny'",
+                hint="only a shell whose second word is -c is given its script",
+                hidden=True,
+            ),
+            Answer(
+                "judges a shell not given -c by its words",
+                _VERDICT.replace(
+                    """        if command[1:2] != ["-c"]:
+            return "deny"
+""",
+                    """        if command[1:2] != ["-c"]:
+            return one(list(command))
+""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="reads its script from a file or its input",
+                hidden=True,
+            ),
+            Answer(
+                "judges the empty pieces of a script",
+                _VERDICT.replace("if part.strip()]", "]"),
+                "returned 'ask', but the team's rules give 'allow'",
+                hint="skip the pieces that hold no words",
+                hidden=True,
+            ),
+            Answer(
+                "lets the script's last command decide",
+                _VERDICT.replace(
+                    """        if "deny" in found:""",
+                    """        return found[-1]
+        if "deny" in found:""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="wherever its command comes",
+            ),
+            Answer(
+                "lets a special character turn a deny into ask",
+                _VERDICT.replace(
+                    """        if "deny" in found:
+            return "deny"
+        if "ask" in found or any(character in SPECIAL for character in script):""",
+                    """        if any(character in SPECIAL for character in script):
+            return "ask"
+        if "deny" in found:
+            return "deny"
+        if "ask" in found:""",
+                ),
+                "returned 'ask', but the team's rules give 'deny'",
+                hint="a 'deny' stays 'deny'",
+                hidden=True,
+            ),
+            Answer(
+                "applies the special characters to an argument list too",
+                _VERDICT.replace(
+                    "    return one(list(command))",
+                    """    special = any(c in SPECIAL for word in command for c in word)
+    if special and one(command) == "allow":
+        return "ask"
+    return one(list(command))""",
+                ),
+                "returned 'ask', but the team's rules give 'allow'",
+                hint="rule 4: without a shell no character is special",
+                hidden=True,
             ),
             Answer(
                 "pops the program off the command",
@@ -1206,12 +1530,20 @@ def $name(command):
         ],
         "check_gate_stops": [
             Answer(
-                "forgets that a person can deny",
+                "the recorded run's stops, not the swapped answers'",
                 """
 def $name():
-    return [5]
+    return [5, 7]
 """,
-                "the person denied it",
+                "this time the person denies it",
+            ),
+            Answer(
+                "thinks a person's approval can overrule the policy's deny",
+                """
+def $name():
+    return [3]
+""",
+                "what the policy denies is never put to anyone",
             ),
             Answer(
                 "thinks every question is refused",
@@ -1219,21 +1551,21 @@ def $name():
 def $name():
     return [3, 5, 7]
 """,
-                "the person approved it",
+                "this time the person approves it",
             ),
             Answer(
-                "reads the chained command as the tests",
+                "forgets that the person now denies the first question",
                 """
 def $name():
-    return [7]
+    return [5]
 """,
-                "second command, rm -rf .",
+                "this time the person denies it",
             ),
             Answer(
                 "call numbers as text",
                 """
 def $name():
-    return ["5", "7"]
+    return ["3", "5"]
 """,
                 "a list of call numbers (ints)",
             ),
@@ -1294,6 +1626,27 @@ def $name(text, limit):
     return text[:start] + MARKER.format(count=end - start) + text[end:]
 """,
                 "grows faster than the input",
+            ),
+            # lesson 08's rules for 8a, each broken alone (besides those above)
+            Answer(
+                "the end gets the extra character of an odd room",
+                CUT_GIVEN
+                + _changed(
+                    _CUT_START,
+                    "room - room // 2, len(text) - room // 2",
+                    "room // 2, len(text) - (room - room // 2)",
+                )
+                + _CUT_AROUND_MARKERS,
+                "room - room // 2 at the start",
+            ),
+            Answer(
+                "recognises only the markers that count bytes",
+                CUT_GIVEN.replace("(?:characters|bytes)", "bytes")
+                + _CUT_START
+                + _CUT_AROUND_MARKERS,
+                "your cut splits an earlier marker",
+                hint="find the old markers with OLD_MARKER (characters or bytes)",
+                hidden=True,
             ),
             Answer(
                 "returns the pieces in a list",
@@ -1356,7 +1709,8 @@ def $name(messages, budget):
             message["content"] = NOTE
     return result
 """,
-                "oldest results first",
+                "other results were replaced than the rules replace",
+                hint="from the oldest",
             ),
             Answer(
                 "replaces every old result, needed or not",
@@ -1381,7 +1735,60 @@ def $name(messages, budget):
             result[index] = {"role": "tool", "content": NOTE}
     return result
 """,
-                "with all its keys",
+                "message 3 (tool) lost its 'tool_name'",
+                hint="keep every other key of every message",
+            ),
+            # lesson 08's rules for 8b, each broken alone (besides those above)
+            Answer(
+                "drops the tool_calls of an old assistant message",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
+    for index, message in enumerate(result[:newest]):
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = NOTE
+            asked = result[index - 1]
+            if asked["role"] == "assistant":
+                result[index - 1] = {"role": "assistant", "content": asked["content"]}
+    return result
+""",
+                "message 2 (assistant) lost its 'tool_calls'",
+                hint="tool_calls are the calls its results answer",
+            ),
+            Answer(
+                "a note of its own instead of NOTE",
+                COMPACT_GIVEN
+                + _COMPACT_START
+                + """
+    for message in result[:newest]:
+        if over > 0 and message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            over -= len(message["content"]) - len(NOTE)
+            message["content"] = '{"note": "compacted"}'
+    return result
+""",
+                "a compacted result's content is NOTE, exactly",
+                hint="replace the content with NOTE",
+            ),
+            Answer(
+                "measures the size as JSON, not the contents",
+                COMPACT_GIVEN.replace(
+                    'sum(len(message.get("content") or "") for message in messages)',
+                    "len(__import__('json').dumps(messages))",
+                )
+                + """
+def $name(messages, budget):
+    result = [dict(message) for message in messages]
+    newest = max(i for i, message in enumerate(result) if message["role"] == "assistant")
+    for message in result[:newest]:
+        if size(result) <= budget:
+            break
+        if message["role"] == "tool" and len(message["content"]) > len(NOTE):
+            message["content"] = NOTE
+    return result
+""",
+                "you replaced more results than needed",
+                hint="stop as soon as the conversation is within the budget",
             ),
             Answer(
                 "replaces short results too",
@@ -1763,13 +2170,14 @@ def $name(provider, calls, results):
 import labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback
 import labkit.grading.isolated
 from labkit.grading.isolated import Outcome
-truth = {"no_done": "incomplete_model_turn", "length": "incomplete_model_turn",
-         "unknown_tool": "assistant_finished", "server_down": "model_error"}
+truth = {"call_after_done": "malformed_model_turn", "answer_cut": "incomplete_model_turn",
+         "unknown_tool_last_turn": "max_turns", "server_fails_later": "model_error"}
 for module in (labkit.grading.checks.lesson05_failure_cases, labkit.grading.feedback,
                labkit.grading.isolated):
     module.run_answer = lambda *a, **k: [Outcome(truth)]
 def $name():
-    return {"no_done": "a", "length": "b", "unknown_tool": "c", "server_down": "d"}
+    return {"call_after_done": "a", "answer_cut": "b", "unknown_tool_last_turn": "c",
+            "server_fails_later": "d"}
 """,
     ),
 }
@@ -2016,6 +2424,215 @@ def $name(chunks):
     }
 )
 
+# --- Lesson 09 -------------------------------------------------------------------------------
+
+ANSWER_NAMES.update(
+    {"check_apply_edit": "apply_edit", "check_parse_search_replace": "parse_search_replace"}
+)
+#: What lesson 09's answer cells give above the learner's code.
+EDIT_GIVEN = """
+class EmptyOld(ValueError):
+    pass
+class NotFound(ValueError):
+    pass
+class NotUnique(ValueError):
+    pass
+"""
+PARSE_GIVEN = """
+SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
+class MissingPath(ValueError):
+    pass
+class MissingDivider(ValueError):
+    pass
+class UnclosedBlock(ValueError):
+    pass
+class StrayMarker(ValueError):
+    pass
+"""
+EDIT_RIGHT = (
+    EDIT_GIVEN
+    + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("old is empty")
+    first = text.find("\\n")
+    newline = "\\r\\n" if first > 0 and text[first - 1] == "\\r" else "\\n"
+    old = old.replace("\\r\\n", "\\n").replace("\\n", newline)
+    new = new.replace("\\r\\n", "\\n").replace("\\n", newline)
+    starts, at = [], text.find(old)
+    while at != -1:
+        starts.append(at)
+        at = text.find(old, at + 1)
+    if not starts:
+        raise NotFound("old is not in the text")
+    overlapping = any(b - a < len(old) for a, b in zip(starts, starts[1:]))
+    if len(starts) > 1 and (overlapping or not replace_all):
+        raise NotUnique(f"old occurs {len(starts)} times")
+    if replace_all:
+        return text.replace(old, new)
+    return text[: starts[0]] + new + text[starts[0] + len(old) :]
+"""
+)
+PARSE_RIGHT = (
+    PARSE_GIVEN
+    + """
+def $name(text):
+    lines = text.split("\\n")
+    if lines[-1] == "":
+        lines.pop()
+    lines = [line[:-1] if line.endswith("\\r") else line for line in lines]
+    edits, path, previous, i = [], None, None, 0
+    while i < len(lines):
+        marker = lines[i].rstrip()
+        if marker == REPLACE:
+            raise StrayMarker(f"line {i + 1}")
+        if marker != SEARCH:
+            if marker and not marker.startswith("```"):
+                path = lines[i].strip()
+            i += 1
+            continue
+        if path is None:
+            path = previous
+        if path is None:
+            raise MissingPath(f"line {i + 1}")
+        j = i + 1
+        while j < len(lines) and lines[j].rstrip() not in (DIVIDER, SEARCH, REPLACE):
+            j += 1
+        if j == len(lines) or lines[j].rstrip() != DIVIDER:
+            raise MissingDivider(f"line {i + 1}")
+        k = j + 1
+        while k < len(lines) and lines[k].rstrip() not in (REPLACE, SEARCH):
+            k += 1
+        if k == len(lines) or lines[k].rstrip() != REPLACE:
+            raise UnclosedBlock(f"line {i + 1}")
+        search = "".join(line + "\\n" for line in lines[i + 1 : j])
+        replace = "".join(line + "\\n" for line in lines[j + 1 : k])
+        edits.append({"path": path, "search": search, "replace": replace})
+        previous, path, i = path, None, k + 1
+    return edits
+"""
+)
+RIGHT.update({"check_apply_edit": EDIT_RIGHT, "check_parse_search_replace": PARSE_RIGHT})
+WRONG.update(
+    {
+        "check_apply_edit": [
+            Answer(
+                "str.replace without the uniqueness check",
+                EDIT_GIVEN
+                + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("empty")
+    if old not in text:
+        raise NotFound("absent")
+    return text.replace(old, new)
+""",
+                "NotUnique must come out",
+            ),
+            Answer(
+                "counts non-overlapping matches only",
+                _changed(
+                    EDIT_RIGHT,
+                    "    starts, at = [], text.find(old)",
+                    "    starts = [i for i in range(text.count(old))]\n    at = -1",
+                )
+                .replace(
+                    "    overlapping = any(b - a < len(old) for a, b in zip(starts, starts[1:]))",
+                    "    overlapping = False",
+                )
+                .replace(
+                    "    return text[: starts[0]] + new + text[starts[0] + len(old) :]",
+                    "    return text.replace(old, new, 1)",
+                ),
+                "overlapping",
+            ),
+            Answer(
+                "changes the line endings",
+                EDIT_GIVEN
+                + """
+def $name(text, old, new, replace_all=False):
+    if not old:
+        raise EmptyOld("empty")
+    text, old, new = (s.replace("\\r\\n", "\\n") for s in (text, old, new))
+    count = sum(1 for i in range(len(text)) if text.startswith(old, i))
+    if count == 0:
+        raise NotFound("absent")
+    if count > 1 and not replace_all:
+        raise NotUnique("twice")
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+""",
+                "line endings",
+            ),
+        ],
+        "check_parse_search_replace": [
+            Answer(
+                "a ======= in the replacement ends the block",
+                _changed(
+                    PARSE_RIGHT,
+                    "not in (REPLACE, SEARCH):",
+                    "not in (REPLACE, SEARCH, DIVIDER):",
+                ),
+                "======= there is text",
+            ),
+            Answer(
+                "keeps the CR of CRLF lines",
+                _changed(
+                    PARSE_RIGHT,
+                    '    lines = [line[:-1] if line.endswith("\\r") else line for line in lines]\n',
+                    "",
+                ),
+                "keeps a CR",
+            ),
+            Answer(
+                "takes lines off the front of the list (quadratic)",
+                PARSE_GIVEN
+                + """
+def $name(text):
+    lines = [l[:-1] if l.endswith("\\r") else l for l in text.split("\\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    edits, path, previous = [], None, None
+    while lines:
+        line = lines.pop(0)
+        marker = line.rstrip()
+        if marker == REPLACE:
+            raise StrayMarker("stray")
+        if marker != SEARCH:
+            if marker and not marker.startswith("```"):
+                path = line.strip()
+            continue
+        path = path if path is not None else previous
+        if path is None:
+            raise MissingPath("no path")
+        search, replace = [], []
+        while lines and lines[0].rstrip() not in (DIVIDER, SEARCH, REPLACE):
+            search.append(lines.pop(0) + "\\n")
+        if not lines or lines[0].rstrip() != DIVIDER:
+            raise MissingDivider("no divider")
+        lines.pop(0)
+        while lines and lines[0].rstrip() not in (REPLACE, SEARCH):
+            replace.append(lines.pop(0) + "\\n")
+        if not lines or lines[0].rstrip() != REPLACE:
+            raise UnclosedBlock("open")
+        lines.pop(0)
+        edits.append({"path": path, "search": "".join(search), "replace": "".join(replace)})
+        previous, path = path, None
+    return edits
+""",
+                "grows faster than the input",
+            ),
+            Answer(
+                "no path is an empty path",
+                _changed(
+                    PARSE_RIGHT,
+                    "            path = previous\n",
+                    '            path = previous or ""\n',
+                ),
+                "MissingPath must come out",
+            ),
+        ],
+    }
+)
 
 # --- Lesson 12: which layer stops an action --------------------------------------------------
 

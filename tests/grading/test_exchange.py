@@ -27,7 +27,6 @@ from classes import grading_sandbox_or_skip, read
 
 from labkit.grading.conventions import exercises, lay_out_course
 from labkit.grading.edition import nbgrader
-from labkit.grading.grade_class import grade_course
 from labkit.settings import NOTEBOOKS_DIR
 
 LESSON = "01_one_file_read"
@@ -50,6 +49,16 @@ def as_learner(home: Path, *args) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "nbgrader", *args, "--course", COURSE_ID]
     run = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, f"{home.name}: nbgrader {' '.join(args)}:\n{run.stderr[-3000:]}"
+    return run
+
+
+def instructor(course: Path, *args) -> subprocess.CompletedProcess:
+    """``python -m labkit ...`` as the instructor types it, in the course folder."""
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent),
+                                                  os.environ.get("PATH", "")])}  # fmt: skip
+    run = subprocess.run([sys.executable, "-m", "labkit", *args], cwd=course, env=env,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, f"python -m labkit {' '.join(args)}:\n{run.stderr[-3000:]}"
     return run
 
 
@@ -87,27 +96,37 @@ def workshop(tmp_path_factory):
     with ThreadPoolExecutor(len(ANSWERS)) as pool:  # the threads wait on nbgrader's processes
         list(pool.map(learner_submits, [homes / name for name in ANSWERS], [exchange] * 3))
     nbgrader(course, "collect", LESSON)
-    summary = grade_course(course, workers=2)
+    graded = instructor(course, "grade", str(course), "--workers", "2")
     nbgrader(course, "generate_feedback", LESSON)
     nbgrader(course, "release_feedback", LESSON)
     with ThreadPoolExecutor(len(ANSWERS)) as pool:
         list(pool.map(as_learner, [homes / name for name in ANSWERS], ["fetch_feedback"] * 3,
                       [LESSON] * 3))  # fmt: skip
-    return course, homes, summary
+    reported = instructor(course, "report", str(course))
+    return course, homes, graded.stdout, reported.stdout
 
 
 def test_every_submission_reached_the_course_and_was_graded_in_the_sandbox(workshop):
-    course, _, summary = workshop
-    assert sorted(summary.graded) == sorted(f"{name}/{LESSON}" for name in ANSWERS)
-    assert summary.failed == {} and summary.not_graded == {} and summary.isolated
+    course, _, graded, _ = workshop
+    assert graded.startswith(f"graded {len(ANSWERS)} learner-lesson(s) in "), graded
+    assert "(on 2 local worker processes)" in graded.splitlines()[0]
+    assert "isolation: every learner's kernel and answers ran in the bubblewrap sandbox" in graded
+    assert "failed" not in graded and "NOT graded" not in graded
     for name in ANSWERS:
         assert (course / "submitted" / name / LESSON / "timestamp.txt").is_file()
+
+
+def test_the_class_report_shows_who_passed_and_the_mistake_made(workshop):
+    course, _, _, reported = workshop
+    assert reported.splitlines()[0] == f"html: {course / 'reports' / 'class_report.html'}"
+    rows = (course / "reports" / "class_report.csv").read_text().splitlines()
+    assert any(row.startswith(f"{LESSON},check_make_tool_message,3,1,0.33,") for row in rows), rows
 
 
 def test_the_gradebook_holds_each_learners_score(workshop):
     from nbgrader.api import Gradebook
 
-    course, _, _ = workshop
+    course, _, _, _ = workshop
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
         found = {name: gradebook.find_submission(LESSON, name).score for name in ANSWERS}
         maximum = gradebook.find_assignment(LESSON).max_score
@@ -115,7 +134,7 @@ def test_the_gradebook_holds_each_learners_score(workshop):
 
 
 def test_each_learner_fetched_their_own_feedback_with_their_score(workshop):
-    _, homes, _ = workshop
+    _, homes, _, _ = workshop
     for name, share in SCORES.items():
         [page] = (homes / name / LESSON / "feedback").glob(f"*/{LESSON}.html")
         text = page.read_text()

@@ -2,32 +2,34 @@
 
 import ast
 import random
+import re
 from importlib.util import resolve_name
 from pathlib import Path
 
 import pytest
 from answers import ANSWER_NAMES, CHEATS, RIGHT, WRONG
+from labkit_answers.hidden import HIDDEN
 
-from labkit import exercises, load_recording
+from labkit import Answers, Gate, exercises, load_recording, recorded_answers
 from labkit.grading import checks
 from labkit.grading.checks import CHECKS, grade
-from labkit.grading.checks.lesson02_streamed_turn import describe_stream
+from labkit.grading.checks.lesson02_streamed_turn import adds_to_a_local, describe_stream
 from labkit.grading.checks.lesson05_failure_cases import (
     BOUNDED_TRUTH,
     STOP_REASON_NAMES,
     STOP_TRUTH,
+    STOP_WHY,
 )
 from labkit.grading.checks.lesson07_permissions import (
-    HIDDEN_POLICY_CASES,
     POLICY_CASES,
     RECORDED_CALLS,
     STOPPED_CALLS,
+    SWAPPED_ANSWERS,
     drawn_command,
     team_verdict,
 )
 from labkit.grading.checks.lesson08_context_budget import (
     CUT_CASES,
-    HIDDEN_CUT_CASES,
     NOTE,
     compacted_reference,
     compaction_cases,
@@ -37,8 +39,6 @@ from labkit.grading.checks.lesson08_context_budget import (
 )
 from labkit.grading.checks.lesson11_extension import (
     DECISION_CASES,
-    HIDDEN_DECISION_CASES,
-    HIDDEN_SCHEMA_CASES,
     NAME_PATTERNS,
     SCHEMA_CASES,
     decision_reference,
@@ -55,9 +55,10 @@ from labkit.harness.gate import check_command
 from labkit.harness.hooks import decision_of
 from labkit.harness.mcp_tools import tool_schema_of
 from labkit.harness.sample import SAMPLE_DIR, TEST_FILE
-from labkit.lessons.failures import bounded_outcome, failure_cases, run_case
+from labkit.lessons.failures import bounded_outcome, exercise_cases, failure_cases, run_case
 from labkit.recording.scenarios import SHELL_POLICY
 
+BOUNDED_SHOWN = "max_turns"  # how lesson 05's bounded run (bounded.json, max_turns=1) stops
 NAMES = sorted(ANSWER_NAMES)
 FUNCTION_CHECKS = [c for c in NAMES if "prediction" not in c]
 PREDICTION_CHECKS = [c for c in NAMES if "prediction" in c]
@@ -76,10 +77,18 @@ ARGUMENTS = {
     "check_compaction": "messages, budget",
     "check_assemble_calls": "api, chunks",
     "check_result_messages": "provider, calls, results",
+    "check_apply_edit": "text, old, new, replace_all=False",
+    "check_parse_search_replace": "text",
     "check_mcp_to_tool_schema": "mcp_tool, provider",
     "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
 }
+
+#: The hidden cases, from the instructor's package (learners do not have them).
+HIDDEN_POLICY_CASES = HIDDEN["check_policy"]()
+HIDDEN_CUT_CASES = HIDDEN["check_head_and_tail"]()
+HIDDEN_DECISION_CASES = HIDDEN["check_hook_decision"]()
+HIDDEN_SCHEMA_CASES = HIDDEN["check_mcp_to_tool_schema"]()
 
 
 def answer(source, check):
@@ -91,10 +100,10 @@ def stub(check):
     return Answer(f"def {ANSWER_NAMES[check]}({ARGUMENTS[check]}):\n{STUB}", ANSWER_NAMES[check])
 
 
-def run_check(check, learner_answer, capsys):
+def run_check(check, learner_answer, capsys, hidden=False):
     """Run a check; return (passed, everything it printed plus the assertion's message)."""
     try:
-        CHECKS[check](learner_answer)
+        CHECKS[check](learner_answer, hidden=hidden)
     except AssertionError as exc:
         return False, capsys.readouterr().out + str(exc)
     return True, capsys.readouterr().out
@@ -120,7 +129,7 @@ def test_each_lesson_module_declares_only_its_own_checks():
 def test_a_right_answer_passes_and_says_so(check, capsys):
     passed, printed = run_check(check, answer(RIGHT[check], check), capsys)
     assert passed, printed
-    assert "All " in printed and ("cases passed" in printed or "predictions match" in printed)
+    assert re.search(r"All [\d,]+ (cases? passed|predictions match)", printed)
 
 
 @pytest.mark.parametrize("check", FUNCTION_CHECKS)
@@ -148,9 +157,21 @@ def test_an_unanswered_prediction_says_not_answered_yet(check, capsys):
     ids=lambda value: getattr(value, "mistake", value),
 )
 def test_a_wrong_answer_fails_and_the_feedback_names_the_mistake(check, wrong, capsys):
-    passed, printed = run_check(check, answer(wrong.source, check), capsys)
+    """Each wrong answer fails, the feedback names its mistake, its hint (when the answer says
+    which) is about that mistake, and it never shows a "got" and an "expected" that read
+    the same without saying where they differ."""
+    passed, printed = run_check(check, answer(wrong.source, check), capsys, hidden=wrong.hidden)
     assert not passed
     assert wrong.names in printed
+    lines = printed.splitlines()
+    if wrong.hint:
+        assert any(line.startswith("  hint:") and wrong.hint in line for line in lines), printed
+    got = [line.removeprefix("  got:").strip() for line in lines if line.startswith("  got:")]
+    expected = [
+        line.removeprefix("  expected:").strip() for line in lines if line.startswith("  expected:")
+    ]
+    if got and expected and got[0] == expected[0]:
+        assert any(line.startswith("  differs:") for line in lines), printed
 
 
 def test_the_feedback_shows_the_learners_own_failing_line(capsys):
@@ -178,9 +199,9 @@ def test_a_failure_shows_in_a_notebook_as_one_line_not_a_traceback():
 
 def test_a_stop_prediction_that_is_not_a_stop_reason_is_named(capsys):
     source = (
-        'def stop_predictions():\n    return {"no_done": "crash", "length": '
-        '"incomplete_model_turn", "unknown_tool": "assistant_finished", '
-        '"server_down": "model_error"}\n'
+        'def stop_predictions():\n    return {"call_after_done": "crash", "answer_cut": '
+        '"incomplete_model_turn", "unknown_tool_last_turn": "max_turns", '
+        '"server_fails_later": "model_error"}\n'
     )
     passed, printed = run_check(
         "check_stop_predictions", Answer(source, "stop_predictions"), capsys
@@ -235,6 +256,12 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.shell_syntax",
         "labkit.harness.conversation",
         "labkit.harness.toolset",
+        "labkit.harness.edits",
+        "labkit.harness.search_replace",
+        "labkit.harness.toolkit",
+        "labkit.harness.workspace",
+        "labkit.harness.search",
+        "labkit.recording.probes",
         "labkit.harness.sandbox",
         "labkit.harness.sandbox_launch",
         "labkit.harness.process_cap",
@@ -274,7 +301,10 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
             for alias in node.names
         }
         assert imported, module
-        assert not imported & studied, (module, imported & studied)
+        # the runner starts each answer's process in lesson 12's sandbox: it contains the
+        # answer; no expected value comes from it
+        allowed = {"labkit.harness.sandbox"} if module.name == "isolated.py" else set()
+        assert not (imported & studied) - allowed, (module, imported & studied)
 
 
 def test_the_written_out_stop_reasons_are_the_loops():
@@ -313,17 +343,16 @@ def test_the_bounded_replay_gives_what_the_check_expects():
     assert (
         bounded_outcome()
         == BOUNDED_TRUTH
-        == {"model_requests": 1, "tool_calls": 1, "stop_reason": "max_turns", "final_exit_code": 1}
+        == {"model_requests": 3, "tool_calls": 3, "stop_reason": "max_turns", "final_exit_code": 0}
     )
 
 
-def test_each_failure_case_stops_as_the_lesson_explains():
+def test_each_failure_case_stops_as_the_lesson_explains_and_together_they_show_every_reason():
     stops = {}
     for name, case in failure_cases().items():
         events, after = run_case(case)
         stops[name] = (events[-1]["reason"], events[-1]["tool_calls"], after.exit_code)
         assert events[-1]["reason"] in case.why
-    assert {name: stops[name][0] for name in STOP_TRUTH} == STOP_TRUTH
     assert stops == {
         "no_done": ("incomplete_model_turn", 0, 1),
         "length": ("incomplete_model_turn", 0, 1),
@@ -332,7 +361,26 @@ def test_each_failure_case_stops_as_the_lesson_explains():
         "server_down": ("model_error", 0, 1),
         "empty_response": ("empty_response", 0, 1),
         "malformed": ("malformed_model_turn", 0, 1),
+        "tools_died": ("tools_failed", 1, 1),
     }
+    shown = {reason for reason, _, _ in stops.values()} | {BOUNDED_SHOWN}
+    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all seven
+
+
+def test_each_run_exercise_5b_asks_about_stops_as_the_check_expects():
+    stops = {}
+    for name, case in exercise_cases().items():
+        events, _ = run_case(case)
+        stops[name] = (events[-1]["reason"], events[-1]["tool_calls"])
+        assert events[-1]["reason"] in case.why and events[-1]["reason"] in STOP_WHY[name]
+    assert {name: reason for name, (reason, _) in stops.items()} == STOP_TRUTH
+    assert stops == {
+        "call_after_done": ("malformed_model_turn", 0),
+        "answer_cut": ("incomplete_model_turn", 0),
+        "unknown_tool_last_turn": ("max_turns", 1),
+        "server_fails_later": ("model_error", 1),
+    }
+    assert not set(STOP_TRUTH) & set(failure_cases())  # runs the lesson has not shown
 
 
 def test_an_unknown_tool_becomes_an_error_result_the_model_reads():
@@ -389,15 +437,21 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
     assert verdicts == {"allow", "ask", "deny"}
 
 
-def test_the_recorded_calls_the_gate_stopped_are_what_the_check_says():
-    events = load_recording("permissions.json")["events"]
-    decisions = [e for e in events if e["type"] == "permission"]
-    assert len(decisions) == len(RECORDED_CALLS)
-    stopped = [n for n, e in enumerate(decisions, start=1) if e["decision"] == "deny"]
-    assert stopped == STOPPED_CALLS
-    for (_, fate), event in zip(RECORDED_CALLS, decisions):
-        assert fate.startswith("ran" if event["decision"] == "allow" else "stopped")
-        assert ("person" in fate) == (event["verdict"] == "ask")
+def test_the_recorded_calls_the_gate_would_stop_with_the_answers_swapped_are_the_checks():
+    """Exercise 7b: the seven recorded calls through labkit's gate under the recorded policy,
+    the person's answers swapped; the recorded run itself stopped calls 5 and 7."""
+    recording = load_recording("permissions.json")
+    calls = [(e["name"], e["arguments"]) for e in recording["events"] if e["type"] == "tool_start"]
+    assert len(calls) == len(RECORDED_CALLS)
+    recorded = [e for e in recording["events"] if e["type"] == "permission"]
+    assert [n for n, e in enumerate(recorded, 1) if e["decision"] == "deny"] == [5, 7]
+    assert recorded_answers(recording) == SWAPPED_ANSWERS[::-1]
+    gate = Gate(SHELL_POLICY, Answers(list(SWAPPED_ANSWERS)))
+    decisions = [gate.review(name, arguments) for name, arguments in calls]
+    assert [n for n, d in enumerate(decisions, 1) if not d.allowed] == STOPPED_CALLS
+    for (_, fate), decision in zip(RECORDED_CALLS, decisions):
+        assert fate.startswith("would have run" if decision.allowed else "would have been stopped")
+        assert ("person" in fate) == (decision.verdict.action == "ask")
 
 
 def test_the_cut_reference_and_the_harness_cut_agree():
@@ -463,3 +517,26 @@ def test_the_decision_reference_and_the_harness_rules_agree():
         assert fields == expected, (output, code)
         kinds.add((expected["decision"], expected.get("failure")))
     assert {failure for _, failure in kinds} == {None, "timeout", "crash", "not_json", "bad_reply"}
+
+
+def test_a_local_plus_equals_passes_exercise_2a_and_the_feedback_says_why(capsys):
+    """The lead's decision: CPython runs a local ``text += piece`` in linear time, which is
+    what the check measures, so it passes; the feedback says that CPython's in-place shortcut
+    is why, and that ``join`` is what holds everywhere (a dict's or an attribute's += fails:
+    answers.py)."""
+    source = (
+        "def assemble_content(chunks):\n    text = ''\n    for chunk in chunks:\n"
+        "        text += chunk['message'].get('content') or ''\n    return text\n"
+    )
+    passed, printed = run_check(
+        "check_assemble_content", Answer(source, "assemble_content"), capsys
+    )
+    assert passed, printed
+    assert "CPython grows a string in place" in printed and "''.join(parts)" in printed
+    passed, printed = run_check(
+        "check_assemble_content",
+        answer(RIGHT["check_assemble_content"], "check_assemble_content"),
+        capsys,
+    )
+    assert passed and "CPython grows" not in printed
+    assert not adds_to_a_local("def f(chunks):\n    n = 0\n    n += 1\n    return ''\n")

@@ -11,12 +11,7 @@ its whole budget). One copy of the course is graded by ``nbgrader autograde``, o
 started here, stopped after three learner-lessons and then run again.
 """
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +25,7 @@ from classes import (
     notebook_view,
     read,
 )
+from dask_cluster import dask_cluster
 from grader_cheats import CHEATS as GRADER_CHEATS
 from grader_cheats import WRONG_ANSWER
 from nbformat.v4 import new_code_cell
@@ -117,42 +113,10 @@ class Graded:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A ``dask scheduler`` and two ``dask worker`` processes on loopback, each in a session of
-    its own; a worker's death ends its job at once (no retry on the other worker)."""
-    folder = tmp_path_factory.mktemp("dask")
-    file = folder / "scheduler.json"
-    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
-    quiet = dict(env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                 stderr=subprocess.DEVNULL)  # fmt: skip
-    scheduler = ["--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
-                 "127.0.0.1:0", "--scheduler-file", str(file)]  # fmt: skip
-    worker = ["--scheduler-file", str(file), "--host", "127.0.0.1", "--nthreads", "1",
-              "--no-dashboard", "--memory-limit", "0"]  # fmt: skip
-    started = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
-                                 *scheduler], **quiet)]  # fmt: skip
-    started += [
-        subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", *worker, "--name", name], **quiet
-        )
-        for name in ("grader-0", "grader-1")
-    ]
-    try:
-        from distributed import Client
-
-        deadline = time.monotonic() + 60
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with Client(scheduler_file=str(file), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-            yield client.scheduler.address
-    finally:
-        for process in reversed(started):  # the workers first
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for process in started:
-            process.wait(timeout=20)
+    """A ``dask scheduler`` and two ``dask worker`` processes on loopback (tests/dask_cluster.py);
+    a worker's death ends its job at once (no retry on the other worker)."""
+    with dask_cluster(tmp_path_factory.mktemp("dask"), workers=2) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +124,11 @@ def graded(tmp_path_factory, cluster):
     grading_sandbox_or_skip()
     base = tmp_path_factory.mktemp("small-class")
     serial, parallel = base / "serial", base / "parallel"
-    lay_out_course(serial, NOTEBOOKS_DIR, **TIMEOUTS)
-    generate_edition(serial, NOTEBOOKS_DIR, gradebook=True)
+    lessons = base / "lessons"  # lesson 01 alone: nbgrader generates no other
+    lessons.mkdir()
+    shutil.copy(NOTEBOOKS_DIR / f"{LESSON}.ipynb", lessons)
+    lay_out_course(serial, lessons, **TIMEOUTS)
+    generate_edition(serial, lessons, gradebook=True)
     release = serial / "release"
     for learner in ANSWERS:
         hand_in(serial, learner, LESSON, submission_of(release, learner, serial))

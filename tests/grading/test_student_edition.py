@@ -75,6 +75,7 @@ EXERCISES = {
     "06_providers": 2,
     "07_permissions": 2,
     "08_context_budget": 2,
+    "09_toolkit": 2,
     "11_extension": 2,
     "12_sandbox": 1,
 }
@@ -117,12 +118,18 @@ LEARNERS = {
             "check_result_messages", "one user message per result for Anthropic"
         ),
         "check_policy": wrong("check_policy", "substring matching on the joined text"),
-        "check_gate_stops": wrong("check_gate_stops", "forgets that a person can deny"),
+        "check_gate_stops": wrong(
+            "check_gate_stops", "forgets that the person now denies the first question"
+        ),
         "check_head_and_tail": wrong(
             "check_head_and_tail", "quadratic: matches the marker on a slice at every position"
         ),
         "check_compaction": wrong(
             "check_compaction", "removes old results instead of replacing them"
+        ),
+        "check_apply_edit": wrong("check_apply_edit", "counts non-overlapping matches only"),
+        "check_parse_search_replace": wrong(
+            "check_parse_search_replace", "a ======= in the replacement ends the block"
         ),
         "check_mcp_to_tool_schema": wrong(
             "check_mcp_to_tool_schema", "drops required: parameters rebuilt from the properties"

@@ -108,7 +108,7 @@ def test_a_blocked_prompt_is_refused():
         ([gemini_chunk([{"text": 5}])], "a part's text is a number"),
         ([gemini_chunk([{"text": "a", "thoughtSignature": ["x"]}])], "thoughtSignature is a list"),
         ([{"candidates": [{"content": {"role": "user", "parts": []}}]}], "not 'model'"),
-        (["text"], "a str, not a JSON object"),
+        (["text"], "a string, not a JSON object"),
     ],
 )
 def test_a_stream_that_breaks_the_format_is_malformed_and_names_it(events, words):

@@ -79,7 +79,7 @@ def test_the_rules_read_each_kind_of_reply(point, stdout, stderr, code, expected
          "it gave arguments to a call it denied"),
         ("before_tool", '{"decision": "block"}', "decision 'block'"),
         ("after_tool", '{"result": "ok"}', "'result' is a str"),
-        ("run_start", '{"context": 3}', "'context' is a int"),
+        ("run_start", '{"context": 3}', "'context' is a number"),
     ],
 )  # fmt: skip
 def test_a_reply_that_breaks_its_point_is_a_bad_reply_with_the_default(point, stdout, words):

@@ -85,7 +85,7 @@ SCHEMAS = [
     ({"type": "object", "required": "path"}, "$.required is not a list"),
     ({"type": "object", "required": ["a", "a"]}, "names a property twice"),
     ({"type": "object", "properties": []}, "$.properties is a list, not an object of schemas"),
-    ({"type": "object", "properties": {"a": 5}}, "$.properties.a is a int, not a schema"),
+    ({"type": "object", "properties": {"a": 5}}, "$.properties.a is a number, not a schema"),
     ({"type": "object", "properties": {"a": {"minLength": -1}}}, "not a count"),
     ({"type": "object", "properties": {"a": {"maximum": "9"}}}, "not a number"),
     ({"type": "object", "properties": {"a": {"pattern": "("}}}, "not a regular expression"),

@@ -151,7 +151,7 @@ def test_joined_arguments_that_are_not_a_json_object_make_a_clean_turn_malformed
             [chunk({}, "stop"), chunk({"content": "late"})],
             "chunk 2: it arrived after the reply's finish_reason ('stop')",
         ),
-        (["data: {}"], "chunk 1: a str, not a JSON object"),
+        (["data: {}"], "chunk 1: a string, not a JSON object"),
         ([{"error": {"message": "overloaded"}}], "an error from the server"),
         ([{"choices": "x"}], "no 'choices' list"),
         ([chunk({"content": 5})], "delta.content is a number, not text"),

@@ -20,6 +20,7 @@ from labkit.harness.sandbox import (
     python_dirs,
 )
 from labkit.harness.shell import ShellTools
+from labkit.harness.toolkit import Toolkit
 from labkit.harness.tools import RepoTools
 
 WS = "/work/somewhere/ws"
@@ -170,7 +171,7 @@ def test_no_bwrap_and_not_linux_say_so(tmp_path, monkeypatch):
 
 def test_a_toolset_that_cannot_have_its_sandbox_refuses_to_be_made(tmp_path):
     box = Sandbox(bwrap=fake_bwrap(tmp_path, "bwrap: no"))
-    for toolset in (RepoTools, ShellTools):
+    for toolset in (RepoTools, ShellTools, Toolkit):
         with pytest.raises(SandboxUnavailable):
             toolset(tmp_path, sandbox=box)
     assert RepoTools(tmp_path).sandbox is None

@@ -53,13 +53,13 @@ def test_text_in_the_final_chunk_is_kept():
 
 def test_malformed_chunks_are_named_and_stop_folding():
     cases = {
-        "is a str": ["not a chunk"],
-        "tool_calls is a str": [chunk(tool_calls="read_file")],
+        "is a string, not a JSON object": ["not a chunk"],
+        "tool_calls is a string": [chunk(tool_calls="read_file")],
         "has no function name": [chunk(tool_calls=[{"function": {"arguments": {}}}])],
         "no 'message' object": [{"done": False}],
         "arrived after the final": [chunk(done=True), chunk("late")],
         "'done' is 'yes'": [chunk(done="yes")],
-        "message.content is a int": [chunk(5)],
+        "message.content is a number, not text": [chunk(5)],
     }
     for expected, chunks in cases.items():
         turn = assemble_turn(chunks + [chunk("ignored"), chunk(done=True)])

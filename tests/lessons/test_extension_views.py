@@ -8,7 +8,7 @@ from conftest import tool_turn as tool_turn_of
 from labkit import load_recording
 from labkit.harness import agent_events
 from labkit.harness.hooks import HookSet, PythonHook
-from labkit.lessons import render
+from labkit.lessons import conversation_html
 from labkit.lessons.extension import fault_run, traffic_line
 from labkit.lessons.mcp_traffic import traffic_static_html, traffic_step_html, traffic_steps
 from labkit.lessons.steps import conversation_story
@@ -84,7 +84,8 @@ def test_the_conversation_says_what_each_hook_did():
     hooked = {index: [h["hook"] for h in found] for index, found in last.hooks.items()}
     assert hooked == {3: ["protect"], 5: ["check"]}
     assert [m["role"] for m in last.messages][3:6] == ["tool", "assistant", "user"]
-    assert texts_with_class(render.conversation_step_html(story, len(story) - 1), "labkit-hook")
+    last_step = conversation_html.conversation_step_html(story, len(story) - 1)
+    assert texts_with_class(last_step, "labkit-hook")
 
 
 def test_the_trace_prints_what_each_hook_did(extension):

@@ -14,7 +14,7 @@ import papermill
 import pytest
 from conftest import PROJECT_DIR, parameters_of
 
-from labkit import serve_recording
+from labkit import PROVIDER_PARAMETERS, serve_recording
 from labkit.grading.conventions import nbgrader_role
 from labkit.settings import DEFAULT_MODEL, PROVIDER_RECORDINGS
 
@@ -80,7 +80,32 @@ def test_each_lesson_opens_in_replay_mode_and_names_its_parameters(notebook):
     lesson here and compares its outputs, and tests/test_package.py runs every lesson from
     the installed wheel. This checks what a papermill user may set."""
     params = parameters_of(notebook)
-    assert params["MODE"] == "replay" and {"MODEL", "OLLAMA_HOST", "RECORDING"} <= set(params)
+    assert params["MODE"] == "replay" and set(PROVIDER_PARAMETERS) <= set(params)
+
+
+def test_a_parameter_the_lesson_does_not_take_stops_it_saying_so(tmp_path):
+    """papermill only warns about a name the lesson does not take; the lesson's check, in the
+    cell after its parameters, makes it an error (a misspelt MODE would run in replay mode)."""
+    notebook = NOTEBOOKS[0]
+    with pytest.raises(papermill.PapermillExecutionError) as stopped:
+        execute(notebook, tmp_path / notebook.name, until="check_parameters(", MDOE="live")
+    assert stopped.value.ename == "LessonError"
+    assert "this lesson takes no parameter MDOE: it takes MODE, PROVIDER" in stopped.value.evalue
+
+
+def test_a_sample_changed_in_place_stops_each_lesson_at_its_first_model_cell(monkeypatch):
+    """The sample as shipped is what every recording was made against: changed, each lesson
+    stops where it first loads a recording, naming the file and how to restore it, rather
+    than blaming the recording."""
+    from labkit.harness import sample
+
+    monkeypatch.setitem(sample.SHIPPED, "path_rules.py", "0" * 64)  # as if it had been edited
+    for notebook in NOTEBOOKS:
+        index, error = run_cells(notebook)
+        assert index == first_model_cell(notebook), (notebook.stem, index, error)
+        assert isinstance(error, sample.SampleChanged), (notebook.stem, error)
+        assert "sample_repo/path_rules.py was changed in place" in str(error)
+        assert "checkout -- sample_repo" in str(error)
 
 
 # --- Lesson 06 with each of the other providers ----------------------------------------

@@ -2,13 +2,13 @@ import json
 
 from conftest import call, chunk, texts_with_class
 
-from labkit.lessons.render import (
-    chunk_step_html,
+from labkit.lessons.conversation_html import (
     conversation_static_html,
     conversation_step_html,
+    earlier_message_html,
     message_html,
-    turn_static_html,
 )
+from labkit.lessons.render import chunk_step_html, turn_static_html
 from labkit.lessons.steps import TurnSteps, conversation_story
 
 
@@ -69,7 +69,7 @@ def test_a_length_turn_is_refused():
 def test_a_malformed_chunk_shows_its_problem():
     steps = TurnSteps([chunk("ok"), chunk(42), chunk(done=True)])
     problem = steps.step(2).problem
-    assert problem and "message.content is a int" in problem
+    assert problem and "message.content is a number, not text" in problem
     verdict = only(chunk_step_html(steps.step(3)), "labkit-dispatch")
     assert verdict.startswith("refused") and problem in verdict
 
@@ -98,20 +98,46 @@ def test_text_from_the_model_is_escaped():
         {"role": "tool", "tool_name": "read_file", "content": json.dumps({"content": evil})}
     )
     assert "<script>" not in tool and evil in only(tool, "labkit-json")
+    assert "<script>" not in earlier_message_html({"role": "user", "content": evil})
 
 
-def test_tool_results_are_parsed_and_pretty_printed(repair_events):
+def test_a_tool_result_is_shown_decoded_with_its_json_text_one_click_away(repair_events):
+    """The file a read_file result holds is shown as the file, its lines and quotes as they
+    are, never as escaped JSON; the JSON text the model receives is in a <details>."""
     story = conversation_story(repair_events)
-    result = story[-1].messages[3]
-    assert result["role"] == "tool"
-    shown = only(message_html(result), "labkit-json")
-    assert shown == json.dumps(json.loads(result["content"]), indent=2, ensure_ascii=False)
-    assert shown.count("\n") >= 3
+    message = story[-1].messages[3]
+    assert message["role"] == "tool"
+    result = json.loads(message["content"])
+    html = message_html(message)
+    assert only(html, "labkit-result-text") == result["content"]  # the file, as text
+    assert '"""Pick the Python sources' in only(html, "labkit-result-text")
+    assert "path: path_rules.py" in texts_with_class(html, "labkit-result-field")
+    assert only(html, "labkit-json") == message["content"]  # the JSON text, as it is
+    assert only(html, "labkit-raw").startswith("the content as the model receives it")
+    shown = html.split('<details class="labkit-raw">')[0]  # what is seen before a click
+    assert chr(92) + "n" not in shown and chr(92) + '"' not in shown  # no \n, no \"
 
 
 def test_tool_content_that_is_not_json_is_shown_as_it_is():
     html = message_html({"role": "tool", "tool_name": "x", "content": "plain {text"})
     assert only(html, "labkit-text") == "plain {text" and not texts_with_class(html, "labkit-json")
+
+
+def test_the_newest_message_is_whole_and_the_earlier_ones_are_one_line_each(repair_events):
+    """However long the list grows, what the step added is on screen: every earlier message is
+    a one-line <details> that opens to the whole message."""
+    story = conversation_story(repair_events)
+    html = conversation_step_html(story, len(story) - 1)
+    messages = story[-1].messages
+    assert len(texts_with_class(html, "labkit-earlier")) == len(messages) - 1
+    assert html.count('<details class="labkit-message') == len(messages) - 1
+    assert len(texts_with_class(html, "labkit-new")) == 1
+    assert messages[-1]["content"] in only(html, "labkit-new")
+    gists = texts_with_class(html, "labkit-gist")
+    assert gists[2] == "asks for read_file"
+    assert gists[3].startswith('path: path_rules.py, content: """Pick the Python sources')
+    first = conversation_step_html(story, 0)  # the first request: every message whole
+    assert not texts_with_class(first, "labkit-earlier")
 
 
 def test_each_message_is_marked_with_its_role_in_order(repair_events):

@@ -1,8 +1,9 @@
 import subprocess
 import sys
 
+import ipywidgets
 import pytest
-from conftest import chunk, texts_with_class
+from conftest import chunk, texts_with_class, wait_until
 
 from labkit import ChunkStepper, ConversationView
 
@@ -87,7 +88,36 @@ def test_stepper_carries_the_css_classes_the_browser_test_relies_on(repair_recor
         "labkit-dispatch",
     ):
         assert len(texts_with_class(stepper.view.value, css)) == 1, css
-    assert stepper.play.min == stepper.slider.min and stepper.play.max == stepper.slider.max
+    assert "labkit-play" in stepper.play._dom_classes
+
+
+def test_play_steps_to_the_end_and_pauses_there(repair_recording):
+    stepper = ChunkStepper(repair_recording["turns"][0], interval=1)
+    stepper.play.value = True
+    assert stepper.play.description == "Pause"
+    assert wait_until(lambda: not stepper.play.value, timeout=10)
+    assert stepper.slider.value == stepper.slider.max and stepper.play.description == "Play"
+
+
+def test_every_button_says_in_words_what_it_does(repair_recording, repair_events):
+    """No button is an icon alone: each has a text label and a tooltip."""
+    from labkit import ApprovalPanel
+
+    buttons = []
+    for shown in (
+        ChunkStepper(repair_recording["turns"][0]),
+        ConversationView(repair_events),
+        ApprovalPanel(),
+    ):
+        found = [shown]
+        while found:
+            widget = found.pop()
+            found += list(getattr(widget, "children", ()))
+            if isinstance(widget, (ipywidgets.Button, ipywidgets.ToggleButton)):
+                buttons.append(widget)
+            assert not isinstance(widget, ipywidgets.Play)  # icon-only buttons
+    assert len(buttons) == 7
+    assert all(button.description.strip() and button.tooltip.strip() for button in buttons)
 
 
 def test_stepper_takes_a_plain_chunk_list_and_refuses_a_bad_tail():

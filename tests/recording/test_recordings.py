@@ -74,7 +74,7 @@ def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_forma
         (
             "openai",
             lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
-            "a server-sent event whose data is JSON text equal to its 'chunk'",
+            "its 'line' holds 0 'data:' fields; a server-sent event carries its chunk in one",
         ),
         (
             "openai",
@@ -192,7 +192,10 @@ def test_replay_asked_for_more_turns_than_recorded_says_so():
             agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3)
         )
     assert events[-1]["reason"] == "model_error"
-    assert "has 1 turns, but this is request 2 of the conversation" in events[-1]["error"]
+    assert (
+        "has 1 turn, but this is request 2 of the conversation: the recorded run stopped there"
+        in events[-1]["error"]
+    )
 
 
 def test_save_is_atomic_and_round_trips(tmp_path):

@@ -7,7 +7,7 @@ model really sent and what the tools really did (not from the loop's own account
 * the loop never raised: it ended with exactly one ``stopped`` event, last, whose
   reason is one of ``labkit.STOP_REASONS``;
 * it made no more model requests than ``max_turns``, and asked again only after
-  running tools;
+  running tools; a call that found the tools' own server gone (``tools_failed``) ended it;
 * a tool ran only from a turn whose stream raised nothing, held only chunk objects
   with a message and no error, and ended with its one ``done`` chunk for a reason
   other than ``length``; and then exactly the calls that turn asked for, in order;
@@ -29,6 +29,7 @@ import json
 from dataclasses import dataclass, field
 
 from labkit import MAX_TURNS, STOP_REASONS, agent_events
+from labkit.harness.contracts import ToolsFailed
 from labkit.harness.loop import TOOL_ERRORS
 
 ECHO_SCHEMAS = [
@@ -57,6 +58,9 @@ class RecordingTools:
         except TOOL_ERRORS as exc:
             self.log.append((name, seen, {"error": str(exc)}))
             raise
+        except ToolsFailed as exc:  # the tools are gone: the run ends here
+            self.log.append((name, seen, {"tools_failed": str(exc)}))
+            raise
         self.log.append((name, seen, copy.deepcopy(result)))
         return result
 
@@ -64,6 +68,8 @@ class RecordingTools:
 def _echo(name, arguments):
     if name == "refuse":
         raise ValueError("refused, as a tool refuses a bad request")
+    if name == "gone":
+        raise ToolsFailed("the tools' server exited, as an MCP server's process may")
     if not isinstance(arguments, dict):
         raise TypeError(f"arguments must be an object, not {type(arguments).__name__}")
     return {"tool": name, "arguments": arguments}
@@ -151,7 +157,8 @@ def assert_run_invariants(events: list, chat: RecordingChat, tools: RecordingToo
     assert [(name, arguments) for _, name, arguments in started] == [
         (name, arguments) for name, arguments, _ in tools.log
     ], "tools ran as announced, in order"
-    assert stop["tool_calls"] == len(tools.log)
+    gone = stop["reason"] == "tools_failed"  # the last call found the tools' server gone
+    assert stop["tool_calls"] == len(tools.log) - gone
 
     results = iter(tools.log)
     following = [request.messages for request in requests[1:]] + [stop["messages"]]
@@ -165,7 +172,12 @@ def assert_run_invariants(events: list, chat: RecordingChat, tools: RecordingToo
             f"turn {number} ran tools from a stream that did not finish cleanly"
         )
         calls = requested_calls(request)
-        assert ran == [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
+        asked = [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
+        if gone and number == len(requests):  # its calls ran up to the one that found the
+            assert ran == asked[: len(ran)]  # tools gone; the run stopped there, no result kept
+            assert stop["messages"][-1]["role"] == "assistant"
+            continue
+        assert ran == asked
         sent = request.messages
         assert after[: len(sent)] == sent, f"the conversation before turn {number} was rewritten"
         assistant = after[len(sent)]

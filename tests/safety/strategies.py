@@ -50,9 +50,9 @@ not_texts = (
     | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
 )
 done_reasons = st.sampled_from(["stop", "length", "load", "unload", ""]) | st.text(max_size=8)
-tool_names = st.sampled_from(["echo", "refuse", "read_file", "__init__", "invoke"]) | st.text(
-    min_size=1, max_size=10
-)
+tool_names = st.sampled_from(
+    ["echo", "refuse", "gone", "read_file", "__init__", "invoke"]
+) | st.text(min_size=1, max_size=10)
 
 tool_calls = st.fixed_dictionaries(
     {

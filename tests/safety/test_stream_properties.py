@@ -102,7 +102,10 @@ def expected_run(replies, max_turns):
         outcome, calls = judge(replies[turn - 1])
         if outcome != "dispatch":
             return outcome, turn, dispatched
-        dispatched += calls
+        for call in calls:  # a tool whose server is gone ends the run with its call
+            dispatched.append(call)
+            if call["function"]["name"] == "gone":
+                return "tools_failed", turn, dispatched
     return "max_turns", max_turns, dispatched
 
 

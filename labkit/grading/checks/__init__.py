@@ -40,6 +40,7 @@ from . import (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson09_toolkit,
     lesson11_extension,
     lesson12_sandbox,
 )
@@ -55,6 +56,7 @@ LESSONS = (
     lesson06_providers,
     lesson07_permissions,
     lesson08_context_budget,
+    lesson09_toolkit,
     lesson11_extension,
     lesson12_sandbox,
 )

@@ -16,8 +16,9 @@ import random
 import string
 import textwrap
 
+from ...harness.words import with_article
 from ...settings import RECORDINGS_DIR
-from ..feedback import Answer, fail, show
+from ..feedback import Answer, Miss, changed_input, fail, show
 from ..isolated import Other, same, unchanged
 
 
@@ -45,6 +46,12 @@ def hidden_cases(check: str, **context) -> list:
 
 TOOL_NAMES = ("read_file", "replace_text", "run_tests")
 TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
+#: A hint about a tool message's shape (its keys and their values), for a shape problem.
+SHAPE_HINT = (
+    "Ollama's tool message is exactly {'role': 'tool', 'tool_name': name, "
+    "'content': json.dumps(result)}: the name of the tool that was called, the result as "
+    "JSON text"
+)
 DRAWN = 6  # cases drawn afresh per run
 
 
@@ -178,28 +185,35 @@ def random_result(draw: random.Random, depth: int = 0) -> dict:
     return {key: _random_value(draw, depth) for key in draw.sample(keys, draw.randrange(1, 5))}
 
 
-def verdict_problem(got, case, outcome) -> str | None:
+def verdict_problem(got, case, outcome):
     """What is wrong with a True/False verdict (lessons 02 and 04), or None; chunks it was
-    given must come back unchanged."""
+    given must come back unchanged. A wrong verdict gets the case's hint (what makes the
+    case tricky); a wrong type or a changed input, a hint about that."""
     if not isinstance(got, bool):
         forgot = ": did you forget `return`?" if got is None else ""
-        return f"return True or False, not {typed(got)}{forgot}"
+        return Miss(
+            f"return True or False, not {typed(got)}{forgot}",
+            hint="a comparison (==, !=) or `and` of comparisons gives a bool; 1, 0 or a "
+            "number are not one",
+        )
     if got != case.expected:
         return f"returned {got}, but the right answer here is {case.expected}"
     if isinstance(case.arguments[0], list) and not unchanged(
         outcome.arguments[0], case.arguments[0]
     ):
-        return "your function changed the chunks it was given: only read them"
+        return changed_input(
+            "the chunks", outcome.arguments[0], case.arguments[0], ": only read them", they=True
+        )
     return None
 
 
 def typed(value) -> str:
     """A value with its type named, as feedback shows a wrong type."""
     if isinstance(value, Other):
-        return f"{value.repr} (a {value.type})"
+        return f"{value.repr} ({with_article(value.type)})"
     if value is None:
         return "None"
-    return f"{show(value, 60)} (a {type(value).__name__})"
+    return f"{show(value, 60)} ({with_article(type(value).__name__)})"
 
 
 def recorded_chunks(name: str, turn: int) -> list:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 from ...harness.sample import SAMPLE_DIR, SOURCE_FILE
-from ..feedback import Case, run_cases, show
+from ..feedback import Case, Miss, changed_input, run_cases
 from ..isolated import unchanged
 from .common import (
     DRAWN,
+    SHAPE_HINT,
     TOOL_NAMES,
+    content_problem,
     hidden_cases,
     learner_answer,
     new_seed,
@@ -86,12 +89,21 @@ def check_tool_message(make_tool_message, *, hidden: bool = False) -> None:
     run_cases(answer, cases, _tool_message_answer_problem, what="make_tool_message")
 
 
-def _tool_message_answer_problem(got, case, outcome) -> str | None:
+def _tool_message_answer_problem(got, case, outcome):
+    """The first thing wrong with the message. The cases' hints are about their results'
+    content, so only a content problem gets one; a problem with the message's shape gets a
+    hint about the shape, and a changed input none (the problem says what to do)."""
     problem = tool_message_problem(got, case.expected)
-    if problem is None and not unchanged(outcome.arguments[1], case.arguments[1]):
-        return (
-            "your function changed the result it was given (afterwards it is "
-            f"{show(outcome.arguments[1], 80)}): build the message without changing `result`, "
-            "the loop still needs it"
+    if problem is None:
+        if unchanged(outcome.arguments[1], case.arguments[1]):
+            return None
+        return changed_input(
+            "the result",
+            outcome.arguments[1],
+            case.arguments[1],
+            ": build the message without changing `result`, the loop still needs it",
         )
-    return problem
+    about_content = isinstance(got, dict) and problem == content_problem(
+        got.get("content"), json.loads(case.expected["content"])
+    )
+    return problem if about_content else Miss(problem, hint=SHAPE_HINT)

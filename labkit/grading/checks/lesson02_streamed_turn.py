@@ -3,12 +3,13 @@ turn finished so that its tool calls may run."""
 
 from __future__ import annotations
 
+import ast
 import random
 
 from ...harness.sample import SOURCE_FILE
 from ...models.chunks import call as _call
 from ...models.chunks import chunk
-from ..feedback import Answer, Case, check_linear_time, run_cases
+from ..feedback import Answer, Case, Miss, changed_input, check_linear_time, run_cases
 from ..isolated import unchanged
 from .common import (
     DRAWN,
@@ -115,6 +116,32 @@ def check_assemble_content(assemble_content, *, hidden: bool = False) -> None:
         },
     )
     _check_linear(answer)
+    if adds_to_a_local(answer.source):
+        print(LOCAL_PLUS_NOTE)
+
+
+#: Said to an answer that passed while adding to a local variable with ``+=``.
+LOCAL_PLUS_NOTE = (
+    "Note: your `+=` on a local variable passed because CPython grows a string in place "
+    "when that variable holds its only reference, which makes it linear here. That is "
+    "CPython's shortcut, not Python's: other Pythons (PyPy), or a string kept in a dict or "
+    "an attribute, copy the whole text at every +=. `''.join(parts)` is linear everywhere."
+)
+
+
+def adds_to_a_local(source: str) -> bool:
+    """Whether the answer adds something other than a number to a local name with ``+=``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.op, ast.Add)
+        and isinstance(node.target, ast.Name)
+        and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, int))
+        for node in ast.walk(tree)
+    )
 
 
 def _joined_content(chunks) -> str:
@@ -144,9 +171,10 @@ def _check_linear(answer: Answer) -> None:
         lambda arguments: _joined_content(arguments[0]),
         what="streams",
         unit="fragments",
-        hint="collect the fragments in a list and join them once: adding each "
-        "one to a string kept in a dict (or rebuilt with +) copies the whole "
-        "text every time",
+        hint="collect the fragments in a list and join them once: `+=` on a string kept in a "
+        "dict or an attribute (or a string rebuilt with +) copies the whole text at every "
+        "fragment; CPython grows a string in place only when a local variable holds its only "
+        "reference",
     )
 
 
@@ -156,21 +184,39 @@ def long_stream(draw: random.Random, fragments: int) -> list:
     return _random_stream(draw, done=True, length=fragments, text=(6, 12), weights=(10, 6, 1, 1, 1))
 
 
-def _assembled_problem(got, case, outcome) -> str | None:
+def _assembled_problem(got, case, outcome):
     expected, chunks = case.expected, case.arguments[0]
     if not isinstance(got, str):
-        hint = " (join the fragments: ''.join(parts))" if isinstance(got, list) else ""
-        return f"assemble_content should return text (a str), but returned {typed(got)}{hint}"
+        return Miss(
+            f"assemble_content should return text (a str), but returned {typed(got)}",
+            hint="join the fragments once at the end: ''.join(parts)"
+            if isinstance(got, list)
+            else "return the joined text",
+        )
     if not unchanged(outcome.arguments[0], chunks):
-        return "your function changed the chunks it was given: only read them"
+        return changed_input(
+            "the chunks",
+            outcome.arguments[0],
+            chunks,
+            ": only read them",
+            hint="iterate over the chunks (for chunk in chunks) instead of taking them out",
+            they=True,
+        )
     if got == expected:
         return None
     thoughts = [c["message"].get("thinking") for c in chunks if c["message"].get("thinking")]
     if any(t in got and t not in expected for t in thoughts):
-        return "the thinking text leaked into the content: use only message['content']"
+        return Miss(
+            "the thinking text leaked into the content",
+            hint="thinking is the model's scratch work, in message['thinking']: use only "
+            "message['content']",
+        )
     last = chunks[-1]["message"].get("content") if chunks else None
     if last and got == expected[: len(expected) - len(last)]:
-        return "the text on the final (done) chunk is missing"
+        return Miss(
+            "the text on the final (done) chunk is missing",
+            hint="the final (done) chunk can carry text too: take every chunk's content",
+        )
     return "the text differs from the assistant's content"
 
 

@@ -7,7 +7,7 @@ import random
 
 from ...harness.sample import SAMPLE_DIR, SOURCE_FILE, TEST_FILE
 from ...models.chunks import call as _call
-from ..feedback import Case, run_cases, show
+from ..feedback import Case, Miss, changed_input, run_cases, show
 from ..isolated import RAISABLE, Other, same, tools_value, unchanged
 from .common import (
     DRAWN,
@@ -204,41 +204,92 @@ def _random_step(draw: random.Random) -> list:
     return _step(name, arguments, error=(kind, random_text(draw) or "refused"))
 
 
-def _appended_problem(got, case, outcome) -> str | None:
+def _appended_problem(got, case, outcome):
     messages, tool_calls, _ = outcome.arguments
     start, expected = _APPENDED_FROM, case.expected
+    script = case.arguments[2]["script"]
     if isinstance(messages, Other) or not isinstance(messages, list):
-        return "the messages list was replaced by something else: append to it"
-    if isinstance(got, list) and len(messages) == start and expected:
-        return (
-            "you returned a new list, but the list you were given is unchanged: append to "
-            "`messages` itself (the loop keeps using that list)"
+        return Miss(
+            "the messages list was replaced by something else",
+            hint="append to `messages` itself: messages.append(message)",
         )
     if not unchanged(tool_calls, case.arguments[1]):
-        return (
-            "the list of tool calls changed (after your function it is "
-            f"{show(tool_calls, 80)}): in the loop that list is the one inside the "
-            "assistant message, so read it without taking calls out of it (no .pop())"
+        return changed_input(
+            "the list of tool calls",
+            tool_calls,
+            case.arguments[1],
+            ": in the loop that list is the one inside the assistant message",
+            hint="read the calls with `for call in tool_calls:`, without taking calls out of "
+            "the list (no .pop())",
         )
     if not unchanged(messages[:start], case.arguments[0][:start]):
-        return "the messages already in the list changed: only append to it"
-    wanted = [[name, arguments] for name, arguments, _ in case.arguments[2]["script"]]
+        return changed_input(
+            "the messages already in the list",
+            messages[:start],
+            case.arguments[0][:start],
+            hint="the conversation only grows: append the tool messages after the others, "
+            "and leave the assistant's message as it is",
+            they=True,
+        )
+    wanted = [[name, arguments] for name, arguments, _ in script]
     if len(outcome.invoked) != len(wanted):
-        return (
-            f"tools.invoke ran {len(outcome.invoked)} time(s) for {len(wanted)} tool call(s): "
-            "run each call exactly once"
+        return Miss(
+            f"tools.invoke ran {len(outcome.invoked)} time(s) for {len(wanted)} tool call(s) "
+            "(got: the tool calls your function ran; expected: the calls to run)",
+            compared=(outcome.invoked, wanted),
+            hint="run each call exactly once, even when two calls are alike, and go on with "
+            "the next call after one that failed",
         )
     if not same(outcome.invoked, wanted):
-        return "the tools ran in a different order, or with other arguments, than the calls gave"
+        return Miss(
+            "the tools ran in a different order, or with other arguments, than the calls gave "
+            "(got: the tool calls your function ran; expected: the calls to run)",
+            compared=(outcome.invoked, wanted),
+            hint="run the calls in the order of tool_calls, each with "
+            "call['function']['arguments'] as it is",
+        )
     added = messages[start:]
+    if not added and expected:
+        if isinstance(got, list):
+            return Miss(
+                "you returned a new list, but the list you were given is unchanged",
+                hint="append to `messages` itself (the loop keeps using that list): "
+                "messages.append(message), and return nothing",
+            )
+        return Miss(
+            f"nothing was appended to the list you were given for {len(wanted)} tool call(s)",
+            hint="`messages = messages + [...]` or `messages = [...]` only makes a new list "
+            "the loop never sees: use messages.append(message)",
+        )
     if len(added) != len(wanted):
-        return (
-            f"{len(added)} message(s) were appended for {len(wanted)} tool call(s): append one "
-            "tool message per call to the list you were given (messages.append(...); "
-            "`messages = messages + [...]` makes a new list the loop never sees)"
+        missing = _unanswered(added, expected)
+        failed = [number for number in missing if "raise" in script[number][2]]
+        if missing and failed == missing:
+            number = missing[0]
+            return Miss(
+                f"no tool message for call {number + 1} ({script[number][0]}), whose tool "
+                f"raised {script[number][2]['raise']}: {len(added)} message(s) for "
+                f"{len(wanted)} tool call(s)",
+                hint="an error is a result too: for a call whose tool raised, append the tool "
+                "message of {'error': str(exc)}, then go on with the next call",
+            )
+        return Miss(
+            f"{len(added)} message(s) were appended for {len(wanted)} tool call(s)",
+            hint="append exactly one tool message per call, in the order of the calls",
         )
     for number, (message, wanted_message) in enumerate(zip(added, expected), 1):
         problem = tool_message_problem(message, wanted_message)
         if problem:
             return f"tool message {number}: {problem}"
     return None
+
+
+def _unanswered(added: list, expected: list) -> list[int]:
+    """The indexes of the expected messages that ``added`` lacks, matched in order."""
+    missing, position = [], 0
+    for index, message in enumerate(expected):
+        if position < len(added) and same(added[position], message):
+            position += 1
+        else:
+            missing.append(index)
+    return missing

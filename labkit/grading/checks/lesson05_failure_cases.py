@@ -19,12 +19,12 @@ STOP_REASON_NAMES = (
     "tools_failed",
 )
 
-#: What the ``max_turns=1`` replay of bounded.json gives (a test runs it and compares).
+#: What the ``max_turns=3`` replay of repair.json gives (a test runs it and compares).
 BOUNDED_TRUTH = {
-    "model_requests": 1,
-    "tool_calls": 1,
+    "model_requests": 3,
+    "tool_calls": 3,
     "stop_reason": "max_turns",
-    "final_exit_code": 1,
+    "final_exit_code": 0,
 }
 BOUNDED_TYPES = {
     "model_requests": int,
@@ -33,36 +33,36 @@ BOUNDED_TYPES = {
     "final_exit_code": int,
 }
 BOUNDED_WHY = {
-    "model_requests": "max_turns bounds model requests: with max_turns=1 the loop sends "
-    "exactly one",
-    "tool_calls": "the tools of the last turn still run: the one request asked for read_file, "
-    "and it ran before the budget stopped the loop",
-    "stop_reason": "the model never gave a final answer: the budget stopped the run",
-    "final_exit_code": "one turn only read a file, nothing was repaired, so the independent "
-    "check still fails",
+    "model_requests": "max_turns bounds model requests: with max_turns=3 the loop sends "
+    "exactly three",
+    "tool_calls": "each of the three replies asked for one tool (read_file, read_file, "
+    "replace_text), and the last turn's tool still runs before the budget stops the loop",
+    "stop_reason": "the model never got to its final answer: the budget stopped the run",
+    "final_exit_code": "the third call, replace_text, made the repair before the budget "
+    "stopped the run, so the independent check passes: stopping for max_turns says nothing "
+    "about the tests either way",
 }
-#: How each lesson-05 case stops (a test runs each case and compares).
+#: How each run exercise 5b asks about stops (a test runs each and compares).
 STOP_TRUTH = {
-    "no_done": "incomplete_model_turn",
-    "length": "incomplete_model_turn",
-    "unknown_tool": "assistant_finished",
-    "server_down": "model_error",
+    "call_after_done": "malformed_model_turn",
+    "answer_cut": "incomplete_model_turn",
+    "unknown_tool_last_turn": "max_turns",
+    "server_fails_later": "model_error",
 }
 STOP_WHY = {
-    "no_done": "Without a `done` chunk the turn is incomplete, so its tool call is never run: "
-    "the loop stops with incomplete_model_turn after 0 tool calls.",
-    "length": "A reply cut by the length limit may be missing part of a tool call, so the loop "
-    "refuses it: incomplete_model_turn, no tool run.",
-    "unknown_tool": "An unknown tool is not a crash: it becomes an {'error': ...} result, the "
-    "model reads it in the next request and ends with text, so the stop is "
-    "assistant_finished.",
-    "server_down": "The model call itself raised, so the loop reports model_error with the error "
-    "text (what to do about it) and runs nothing.",
+    "call_after_done": "Nothing may follow the final chunk: the turn breaks the wire format, "
+    "so the run stops with malformed_model_turn and the call never runs.",
+    "answer_cut": "A reply cut by the length limit is refused whatever it holds, text only "
+    "included: incomplete_model_turn.",
+    "unknown_tool_last_turn": "The unknown tool becomes an error result as always, but the "
+    "budget of one request is spent: max_turns, with no reply to the error.",
+    "server_fails_later": "Whenever the model call raises, the run ends with model_error, "
+    "after the tool calls that already ran.",
 }
 
 
 def check_bounded_prediction(bounded_prediction, *, hidden: bool = False) -> None:
-    """Compare the prediction of the ``max_turns=1`` replay of bounded.json with its outcome."""
+    """Compare the prediction of the ``max_turns=3`` replay of repair.json with its outcome."""
     if hidden:
         hidden_cases("check_bounded_prediction")  # none, but a hidden test is the instructor's
     prediction = _prediction(bounded_prediction, "bounded_prediction", BOUNDED_TRUTH)
@@ -79,7 +79,7 @@ def check_bounded_prediction(bounded_prediction, *, hidden: bool = False) -> Non
 
 
 def check_stop_predictions(stop_predictions, *, hidden: bool = False) -> None:
-    """Compare predicted stop reasons with how each lesson-05 case stops."""
+    """Compare predicted stop reasons with how each run of exercise 5b stops."""
     if hidden:
         hidden_cases("check_stop_predictions")  # none, but a hidden test is the instructor's
     predictions = _prediction(stop_predictions, "stop_predictions", STOP_TRUTH)

@@ -15,7 +15,8 @@ import re
 import string
 
 from ...settings import RECORDINGS_DIR
-from ..feedback import Case, check_linear_time, run_cases, show
+from ..difference import first_difference
+from ..feedback import Case, Miss, changed_input, check_linear_time, run_cases, show
 from ..isolated import same
 from .common import DRAWN, hidden_cases, learner_answer, new_seed
 
@@ -167,39 +168,52 @@ def drawn_text(draw: random.Random) -> tuple:
     return text, draw.randrange(60, 260)
 
 
-def _cut_problem(got, case, outcome) -> str | None:
+def _cut_problem(got, case, outcome):
     text, limit = case.arguments
     if type(got) is not str:
-        return f"return the cut text (a str), not {show(got, 80)}" + (
-            ": did you forget `return`?" if got is None else ""
+        return Miss(
+            f"return the cut text (a str), not {show(got, 80)}"
+            + (": did you forget `return`?" if got is None else ""),
+            hint="rule 2: one text, text[:start] + MARKER.format(count=end - start) + text[end:]",
         )
     if got == case.expected:
         return None
     if len(text) <= limit:
-        return f"the text has {len(text)} characters, within the limit {limit}: return it as it is"
+        return Miss(
+            f"the text has {len(text)} characters, within the limit {limit}",
+            hint="rule 1: a text of at most `limit` characters is returned as it is",
+        )
     parts = _as_cut(got, text)
+    shape = "rule 2: the start of the text, then MARKER, then the end of the text"
     if parts is None:
         if text.startswith(got) or text.startswith(got.split("\n[labkit:")[0] + "\n[labkit:"):
-            return "only the start of the text is kept: keep the end too, around a marker"
+            return Miss("only the start of the text is kept: keep the end too", hint=shape)
         if text.endswith(got):
-            return "only the end of the text is kept: keep the start too, around a marker"
-        return (
+            return Miss("only the end of the text is kept: keep the start too", hint=shape)
+        return Miss(
             "the result is not the start of the text, then a marker "
-            f"({MARKER.format(count='N')!r}), then the end of the text"
+            f"({MARKER.format(count='N')!r}), then the end of the text",
+            hint=shape,
         )
     start, end, count = parts
     if count != end - start:
-        return f"the marker says {count} characters were cut, but {end - start} were"
+        return Miss(
+            f"the marker says {count} characters were cut, but {end - start} were",
+            hint="the marker counts end - start: every character between the kept start and "
+            "the kept end, an old marker taken whole included",
+        )
     for found in OLD_MARKER.finditer(text):
         if found.start() < start < found.end() or found.start() < end < found.end():
-            return (
-                "your cut splits an earlier marker: move the cut so that the marker is kept "
-                "whole or cut whole"
+            return Miss(
+                "your cut splits an earlier marker",
+                hint="rule 4: find the old markers with OLD_MARKER (characters or bytes); move "
+                "`start` back to where one begins, `end` on to where one ends",
             )
     if len(got) > limit:
-        return (
-            f"the result has {len(got)} characters, more than the limit {limit}: the marker "
-            "counts too"
+        return Miss(
+            f"the result has {len(got)} characters, more than the limit {limit}",
+            hint="rule 3: the marker takes room too: room = limit - "
+            "len(MARKER.format(count=len(text)))",
         )
     return (
         f"the cut keeps characters 0-{start} and {end}-{len(text)}, but the rules keep "
@@ -379,7 +393,7 @@ def check_compaction(compact_conversation, *, hidden: bool = False) -> None:
 
 class _Summary:
     """A conversation in brief, for feedback: each message's role and the size of its
-    content, NOTE where a result was compacted."""
+    content, NOTE where a result was compacted, and its other keys (tool_calls...) named."""
 
     def __init__(self, messages):
         self.messages = messages
@@ -387,73 +401,106 @@ class _Summary:
     def __repr__(self):
         if not isinstance(self.messages, list):
             return show(self.messages, 120)
-        return (
-            "["
-            + ", ".join(
-                f"{m.get('role')}:"
-                f"{'NOTE' if m.get('content') == NOTE else len(m.get('content') or '')}"
-                if isinstance(m, dict)
-                else show(m, 20)
-                for m in self.messages
-            )
-            + "]"
-        )
+        return "[" + ", ".join(_brief(m) for m in self.messages) + "]"
 
 
-def _compaction_problem(got, case, outcome) -> str | None:
+def _brief(message) -> str:
+    if not isinstance(message, dict):
+        return show(message, 20)
+    content = message.get("content")
+    size_ = "NOTE" if content == NOTE else len(content or "")
+    others = [key for key in message if key not in ("role", "content", "tool_name")]
+    return f"{message.get('role')}:{size_}" + (f"({', '.join(map(str, others))})" if others else "")
+
+
+#: What the lesson's rule 3 allows to change, and only that, in a tool result.
+_KEPT_WHOLE = "replace only a tool result's content, and keep every other key of every message"
+
+
+def _compaction_problem(got, case, outcome):
     messages, budget = case.arguments
     expected = case.expected
     if type(got) is not list or not all(type(m) is dict for m in got):
-        return f"return a new list of message dicts, not {show(got, 60)}" + (
-            ": did you forget `return`?" if got is None else ""
+        return Miss(
+            f"return a new list of message dicts, not {show(got, 60)}"
+            + (": did you forget `return`?" if got is None else ""),
+            hint="rule 1: start from a copy, e.g. [dict(message) for message in messages]",
         )
     if not same(outcome.arguments[0], messages):
-        return (
-            "your function changed the messages it was given: build new dicts for the ones "
-            "you change (the loop still holds the old list)"
+        return changed_input(
+            "the messages",
+            outcome.arguments[0],
+            messages,
+            hint="rule 1: copy a message before you change it ({**message, 'content': NOTE}): "
+            "the loop still holds the old list",
+            they=True,
         )
     if len(got) != len(messages):
-        return (
-            f"the result has {len(got)} messages, the conversation {len(messages)}: never "
-            "remove or add messages; a call whose result is gone leaves the model's "
-            "question unanswered, and the server refuses the request"
+        return Miss(
+            f"the result has {len(got)} messages, the conversation {len(messages)}",
+            hint="rule 5: never remove or add messages; a call whose result is gone leaves the "
+            "model's question unanswered, and the server refuses the request",
         )
     last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
     for index, (mine, theirs) in enumerate(zip(got, messages)):
-        if {k: v for k, v in mine.items() if k != "content"} != {
-            k: v for k, v in theirs.items() if k != "content"
-        }:
-            return (
-                f"message {index} is not the one that was there ({theirs['role']}): keep "
-                "every message in its place, with all its keys (role, tool_name...), and "
-                "change only a tool result's content"
+        found = first_difference(
+            {k: v for k, v in mine.items() if k != "content"},
+            {k: v for k, v in theirs.items() if k != "content"},
+        )
+        if found is not None:
+            lost = f" lost its {found.key!r}" if found.missing else " changed"
+            return Miss(
+                f"message {index} ({theirs['role']}){lost}: it is not the message that was there",
+                hint=f"rule 3: {_KEPT_WHOLE}"
+                + (
+                    "; an assistant message's tool_calls are the calls its results answer"
+                    if found.key == "tool_calls"
+                    else ""
+                ),
+                compared=(mine, theirs),
             )
         if mine.get("content") == theirs.get("content"):
             continue
         if theirs["role"] != "tool":
-            return f"message {index} is a {theirs['role']} message: only tool results may change"
+            return Miss(
+                f"message {index} is a {theirs['role']} message, and its content changed",
+                hint=f"rule 3: {_KEPT_WHOLE}",
+            )
         if index > last:
-            return (
+            return Miss(
                 f"message {index} is a result the model has not read yet (it follows the "
-                "last assistant message): keep it whole"
+                "last assistant message), and it was replaced",
+                hint="rule 4: never touch the messages after the last assistant message",
             )
         if mine.get("content") != NOTE:
-            return f"message {index}: a compacted result's content is NOTE, exactly"
+            return Miss(
+                f"message {index}: a compacted result's content is NOTE, exactly",
+                hint="rule 3: replace the content with NOTE, the note the lesson gives",
+            )
         if len(theirs.get("content") or "") <= len(NOTE):
-            return (
-                f"message {index} was shorter than NOTE: replacing it makes the conversation longer"
+            return Miss(
+                f"message {index} was shorter than NOTE: replacing it makes the conversation "
+                "longer",
+                hint="rule 3: skip a result that is not longer than NOTE",
             )
     if same(got, expected):
         return None
     mine = {i for i, m in enumerate(got) if m.get("content") != messages[i].get("content")}
     theirs = {i for i, m in enumerate(expected) if m.get("content") != messages[i].get("content")}
     if size(got) > budget and size(expected) <= budget:
-        return (
-            f"{size(got):,} characters, more than the budget {budget:,}: replace more old results"
+        return Miss(
+            f"{size(got):,} characters, more than the budget {budget:,}",
+            hint="rule 3: keep replacing old results, oldest first, while size(result) is over "
+            "the budget",
         )
     if mine > theirs:
-        return (
-            "you replaced more results than needed: stop as soon as the conversation is "
-            "within the budget"
+        return Miss(
+            "you replaced more results than needed",
+            hint="rule 3: check the size before each replacement, and stop as soon as the "
+            "conversation is within the budget",
         )
-    return "replace the oldest results first, and only until the conversation fits the budget"
+    return Miss(
+        "other results were replaced than the rules replace",
+        hint="rule 3: go through the tool results from the oldest (the first in the list), "
+        "and only until the conversation fits the budget",
+    )

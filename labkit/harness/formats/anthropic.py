@@ -120,7 +120,7 @@ class AnthropicAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         kind_ = event.get("type")
         need(isinstance(kind_, str), f"an event whose 'type' is {kind(kind_)}, not text")
         need(kind_ != "error", f"an error from the server: {event.get('error')}")

@@ -17,6 +17,7 @@ import json
 
 from ..contracts import Turn
 from ..frozen import TooDeep, freeze
+from ..words import json_kind
 
 #: Levels of nesting a tool call may have, its arguments included (the course's tools take
 #: flat objects; a real model's calls are a few levels deep at most).
@@ -91,14 +92,6 @@ def parse_arguments(text: str, what: str) -> dict:
 
 
 def kind(value: object) -> str:
-    """A JSON value's kind in a few words, for saying what it should have been."""
-    if value is None:
-        return "missing or null"
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), f"a {type(value).__name__}")
+    """A JSON value's kind in a few words, for saying what it should have been (a value the
+    chunk does not hold is "missing or null": chunks are read with ``.get``)."""
+    return json_kind(value, none="missing or null")

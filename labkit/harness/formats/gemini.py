@@ -95,7 +95,7 @@ class GeminiAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         if "error" in event:
             error = event["error"]
             said = error.get("message") if isinstance(error, dict) else error

@@ -171,7 +171,7 @@ def _problem_with(chunk: object, number: int, after_done: bool) -> str | None:
     if after_done:
         return f"chunk {number} arrived after the final (done) chunk"
     if not isinstance(chunk, dict):
-        return f"chunk {number} is a {type(chunk).__name__}, not a JSON object"
+        return f"chunk {number} is {kind(chunk)}, not a JSON object"
     message = chunk.get("message")
     if not isinstance(message, dict):
         if "error" in chunk:
@@ -179,13 +179,13 @@ def _problem_with(chunk: object, number: int, after_done: bool) -> str | None:
         return f"chunk {number} has no 'message' object"
     content, thinking = message.get("content"), message.get("thinking")
     if not (content is None or isinstance(content, str)):
-        return f"chunk {number}: message.content is a {type(content).__name__}, not text"
+        return f"chunk {number}: message.content is {kind(content)}, not text"
     if not (thinking is None or isinstance(thinking, str)):
-        return f"chunk {number}: message.thinking is a {type(thinking).__name__}, not text"
+        return f"chunk {number}: message.thinking is {kind(thinking)}, not text"
     calls = message.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
-            return f"chunk {number}: message.tool_calls is a {type(calls).__name__}, not a list"
+            return f"chunk {number}: message.tool_calls is {kind(calls)}, not a list"
         for index, call in enumerate(calls):
             function = call.get("function") if isinstance(call, dict) else None
             name = function.get("name") if isinstance(function, dict) else None

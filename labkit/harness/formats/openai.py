@@ -85,7 +85,7 @@ class OpenAIAssembler(ChunkAssembler):
         return self._checked_add(chunk)
 
     def _fold(self, chunk: Chunk) -> str:
-        need(isinstance(chunk, dict), f"a {type(chunk).__name__}, not a JSON object")
+        need(isinstance(chunk, dict), f"{kind(chunk)}, not a JSON object")
         need("error" not in chunk, f"an error from the server: {chunk.get('error')}")
         choices = chunk.get("choices")
         need(isinstance(choices, list), "no 'choices' list")

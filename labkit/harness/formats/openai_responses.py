@@ -97,7 +97,7 @@ class ResponsesAssembler(ChunkAssembler):
         return self._checked_add(event)
 
     def _fold(self, event: Chunk) -> str:
-        need(isinstance(event, dict), f"a {type(event).__name__}, not a JSON object")
+        need(isinstance(event, dict), f"{kind(event)}, not a JSON object")
         kind_ = event.get("type")
         need(isinstance(kind_, str), f"an event whose 'type' is {kind(kind_)}, not text")
         if kind_ == "error":
