@@ -27,7 +27,6 @@ WHEEL_COMMANDS = (
     "pip install -r pins.txt",
     'pip install "dist/labkit-0.1.0-py3-none-any.whl[course]"',
     "pip install -r requirements.lock labkit-0.1.0-py3-none-any.whl",
-    "pip install -c pins.txt nbgrader",
     "pip wheel --no-deps -w dist instructor/",  # the instructor's package, built beside labkit's
 )
 
