@@ -96,10 +96,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml instructor/pyproject.toml
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 
-# Rewrite recordings/ from the scripted scenarios in labkit/recording/scenarios.py (a test
+# Rewrite recordings/ from the scripted scenarios in labkit/recording/scenarios.py and
+# family.py (lesson 10: a parent and its subagents; a test
 # checks they match).
 recordings: setup
 	$(BIN)/python -m labkit.recording.scenarios
+	$(BIN)/python -m labkit.recording.family
 
 # Re-execute the lessons in place and save their outputs (never edit outputs by hand), then
 # make the student edition from them again.

@@ -26,6 +26,9 @@ from labkit.grading.checks import (
     lesson09_toolkit as lesson09,
 )
 from labkit.grading.checks import (
+    lesson10_ground_state as lesson10,
+)
+from labkit.grading.checks import (
     lesson11_extension as lesson11,
 )
 from labkit.grading.checks import (
@@ -239,6 +242,95 @@ def _parse_search_replace() -> list:
     ]
 
 
+def _system_prompt() -> list:
+    return [
+        (
+            "a four-byte character at the cut",
+            [lesson10.PARTS, lesson10.project("ok \U0001f600 done"), 5],
+            "'\U0001f600' takes bytes 4 to 7: a cut at 5 keeps 3 bytes",
+        ),
+        (
+            "an absolute link",
+            [lesson10.PARTS, lesson10.project("x", links_to="/etc/passwd"), 100],
+            "an absolute target is outside the workspace",
+        ),
+        (
+            "a link that climbs out through a folder",
+            [lesson10.PARTS, lesson10.project("x", links_to="docs/../../outside.md"), 100],
+            "docs/../../outside.md is ../outside.md: outside",
+        ),
+        (
+            "an empty file",
+            [lesson10.PARTS, lesson10.project(""), 100],
+            "an empty file adds no part",
+        ),
+        (
+            "a file exactly at the cap",
+            [lesson10.PARTS, lesson10.project("12345"), 5],
+            "5 bytes fit a cap of 5: no marker",
+        ),
+        (
+            "only the base",
+            [{"base": lesson10.BASE}, lesson10.project("\u20ac" * 4, "CLAUDE.md"), 7],
+            "three-byte characters: 7 bytes keep two of them; the heading names CLAUDE.md",
+        ),
+    ]
+
+
+def _subagent_result() -> list:
+    return [
+        (
+            "a malformed last turn",
+            [
+                [
+                    lesson10.started(1),
+                    lesson10.text(1, "Found it in b.py."),
+                    *lesson10.called(1, "grep", {"count": 1}),
+                    lesson10.started(2),
+                    lesson10.text(2, "{broken"),
+                    lesson10.stopped("malformed_model_turn", 2, 1, "a chunk broke the format"),
+                ]
+            ],
+            "a malformed turn is broken too: the answer is the turn before's",
+        ),  # fmt: skip
+        (
+            "an empty response",
+            [
+                [
+                    lesson10.started(1),
+                    lesson10.stopped("empty_response", 1, 0, "no text and no tool calls"),
+                ]
+            ],
+            "its reply ended, empty: answer '', with the detail",
+        ),
+        (
+            "an incomplete last turn",
+            [
+                [
+                    lesson10.started(1),
+                    lesson10.text(1, "one"),
+                    *lesson10.called(1, "glob", {"files": []}),
+                    lesson10.started(2),
+                    lesson10.text(2, "two"),
+                    lesson10.stopped("incomplete_model_turn", 2, 1, "the stream ended early"),
+                ]
+            ],
+            "an incomplete turn did not end: the answer is the turn before's",
+        ),  # fmt: skip
+    ]
+
+
+def _ordered_results() -> list:
+    return [
+        ("no calls", [[], []], "nothing asked, nothing returned"),
+        (
+            "every call failed or late",
+            [lesson10.asked("a", "b", "c"), lesson10.ended((2, {"error": "boom"}))],
+            "every call asked gets a result",
+        ),
+    ]
+
+
 def _mcp_to_tool_schema() -> list:
     nested = lesson11.NESTED
     return [
@@ -322,6 +414,9 @@ HIDDEN = {
     "check_compaction": _compaction,
     "check_apply_edit": _apply_edit,
     "check_parse_search_replace": _parse_search_replace,
+    "check_system_prompt": _system_prompt,
+    "check_subagent_result": _subagent_result,
+    "check_ordered_results": _ordered_results,
     "check_mcp_to_tool_schema": _mcp_to_tool_schema,
     "check_hook_decision": _hook_decision,
     "check_layers": _layers,

@@ -102,8 +102,9 @@ class RequestCursor:
     recorded request, and one that differs raises :class:`ReplayMismatch` without
     using up its turn (a corrected retry gets it). ``restarts``: a request with as
     many messages as the first recorded one begins a new conversation, so one server
-    can answer run after run. ``over_http``: requests come over HTTP, where a tool call's
-    ``id`` and ``function.index`` may have been dropped by the client's SDK.
+    can answer run after run (unless the next recorded turn opens a conversation too: a
+    subagent's, in a lesson 10 recording). ``over_http``: requests come over HTTP, where a
+    tool call's ``id`` and ``function.index`` may have been dropped by the client's SDK.
     ``canonical``: see :func:`first_difference`.
 
     A server answers in two steps: :meth:`claim` finds the turn, and :meth:`use` uses it
@@ -135,10 +136,17 @@ class RequestCursor:
     def claim(self, messages: list, names: list) -> Claim:
         """The turn that answers this request, not used up yet; or ReplayMismatch."""
         with self._lock:
+            opening = len(self.turns[0]["request"]["messages"])
             fresh = (
                 self.restarts
                 and self.answered
-                and len(messages) == len(self.turns[0]["request"]["messages"])
+                and len(messages) == opening
+                # a recorded turn that opens a conversation of its own (a subagent's, lesson
+                # 10) is the next turn, not the recording starting over
+                and not (
+                    self.answered < len(self.turns)
+                    and len(self.turns[self.answered]["request"]["messages"]) == opening
+                )
             )
             number = 1 if fresh else self.answered + 1
             if number > len(self.turns):

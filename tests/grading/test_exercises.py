@@ -82,6 +82,9 @@ ARGUMENTS = {
     "check_mcp_to_tool_schema": "mcp_tool, provider",
     "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
+    "check_system_prompt": "parts, project_file, cap",
+    "check_subagent_result": "events",
+    "check_ordered_results": "calls, finished",
 }
 
 #: The hidden cases, from the instructor's package (learners do not have them).
@@ -281,6 +284,14 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.mcp_tools",
         "labkit.lessons.extension",
         "labkit.extensions.mcp_server",
+        "labkit.harness.system_prompt",
+        "labkit.harness.skills",
+        "labkit.harness.todo",
+        "labkit.harness.subagents",
+        "labkit.harness.parallel",
+        "labkit.harness.byte_cuts",
+        "labkit.lessons.ground_state",
+        "labkit.recording.family",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}

@@ -76,6 +76,7 @@ EXERCISES = {
     "07_permissions": 2,
     "08_context_budget": 2,
     "09_toolkit": 2,
+    "10_ground_state": 3,
     "11_extension": 2,
     "12_sandbox": 1,
 }
@@ -136,6 +137,9 @@ LEARNERS = {
         ),
         "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
+        "check_system_prompt": wrong("check_system_prompt", "cuts inside a multibyte character"),
+        "check_subagent_result": wrong("check_subagent_result", "raises on a child's model_error"),
+        "check_ordered_results": wrong("check_ordered_results", "keeps the completion order"),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(

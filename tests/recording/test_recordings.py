@@ -15,6 +15,7 @@ from labkit import (
 )
 from labkit.recording import compact_event, replay_harness, stop_of
 from labkit.recording.contents import recording_problem
+from labkit.recording.family import FAMILIES
 from labkit.recording.replaying import difference
 from labkit.recording.scenarios import NEW_LINE, SCENARIOS, scripted_recording
 
@@ -341,7 +342,8 @@ REAL = {"gemma3_270m_llamacpp": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d
 
 
 def test_every_committed_recording_is_the_scripts_or_names_the_model_that_wrote_it():
-    assert {path.stem for path in RECORDINGS.glob("*.json")} == set(SCENARIOS) | set(REAL)
+    found = {path.stem for path in RECORDINGS.glob("*.json")}
+    assert found == set(SCENARIOS) | set(FAMILIES) | set(REAL)
 
 
 @pytest.mark.parametrize("name", sorted(REAL))

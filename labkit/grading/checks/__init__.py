@@ -41,6 +41,7 @@ from . import (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
 )
@@ -57,6 +58,7 @@ LESSONS = (
     lesson07_permissions,
     lesson08_context_budget,
     lesson09_toolkit,
+    lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
 )

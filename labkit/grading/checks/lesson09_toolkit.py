@@ -12,7 +12,7 @@ import inspect
 import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
-from .common import DRAWN, hidden_cases, learner_answer, new_seed
+from .common import hidden_cases, learner_answer, with_drawn
 
 __all__ = ["check_apply_edit", "check_parse_search_replace"]
 
@@ -90,19 +90,10 @@ def _drawn_edit(draw: random.Random) -> list:
     return [text, old, draw.choice(["", "Q", "R\nS"]), draw.random() < 0.3]
 
 
-def _with_drawn(fixed: list, hidden: list, draw_one) -> tuple[list, random.Random]:
-    """The fixed cases, the hidden ones given, and ``DRAWN`` cases drawn afresh (their seed
-    in their label); and the draw, for what the check draws next."""
-    seed = new_seed()
-    draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", draw_one(draw), "") for n in range(1, DRAWN + 1)]
-    return fixed + hidden + drawn, draw
-
-
 def check_apply_edit(apply_edit, *, hidden: bool = False) -> None:
     """``apply_edit(text, old, new, replace_all=False)`` edits exactly, or raises by name."""
     answer = learner_answer(apply_edit, "apply_edit")
-    listed, _ = _with_drawn(
+    listed, _ = with_drawn(
         EDIT_CASES, hidden_cases("check_apply_edit") if hidden else [], _drawn_edit
     )
     cases = []
@@ -258,7 +249,7 @@ def _drawn_parse(draw: random.Random) -> str:
 def check_parse_search_replace(parse_search_replace, *, hidden: bool = False) -> None:
     """``parse_search_replace(text)`` reads blocks or raises by name, in linear time."""
     answer = learner_answer(parse_search_replace, "parse_search_replace")
-    listed, draw = _with_drawn(
+    listed, draw = with_drawn(
         PARSE_CASES, hidden_cases("check_parse_search_replace") if hidden else [], _drawn_parse
     )
     cases = []
