@@ -260,6 +260,9 @@ HOW = {
     ),
     "python -m labkit.grading check": lambda c, s: ran(shell(c, PROJECT_DIR), "ok"),
     "python -m labkit.grading course": lambda c, s: ran(shell(f"{c} course", s), "assignments"),
+    "python -m labkit.grading course DIR": lambda c, s: ran(
+        shell(c.replace("DIR", "course"), s), "an nbgrader course"
+    ),
     "python -m labkit.grading course ~/agent-loop": lambda c, s: ran(
         shell(c, s, {"HOME": str(s)}), "an nbgrader course"
     ),
@@ -290,6 +293,14 @@ HOW = {
     **{command: "tests/test_package.py runs it with the built wheel" for command in WHEEL_COMMANDS},
     # a batch's recordings name the command that made them; tests/batch/test_batch.py runs it
     "python -m labkit batch": "tests/batch/test_batch.py runs it on the recorded task set",
+    **{
+        command: "tests/grading/test_exchange.py runs it in the course a workshop collected"
+        for command in (
+            "python -m labkit grade",
+            "python -m labkit grade ~/agent-loop",
+            "python -m labkit report ~/agent-loop",
+        )
+    },
 }
 
 
