@@ -296,45 +296,6 @@ def failure_scripts() -> list:
     ]  # fmt: skip
 
 
-def hidden_scripts() -> list:
-    """The hidden cases: ``(label, script, hint)``."""
-    three = [call("read_file", path="path_rules.py"), call("grep", pattern="x"),
-             call("read_file", path="tests/test_path_rules.py")]  # fmt: skip
-    tests = {"path": "tests/test_path_rules.py", "content": "def test(): pass\n"}
-    calls_read = _reply(chunk(tool_calls=[READ]), _done())
-    finished = _reply(chunk("Done."), _done())
-    text_arguments = {"function": {"name": "read_file", "arguments": '{"path": "p'}}
-    cut_off = {
-        "chunks": [chunk("Let me "), chunk("read"), chunk(tool_calls=[READ]), _done()],
-        "failure": {"after": 2, "raise": "RuntimeError", "args": ["connection reset"]},
-    }
-    return [
-        ("three calls in one reply",
-         reference_script([_reply(chunk(tool_calls=three), _done()), finished],
-                          [_result(SOURCE), _raise("ValueError", UNKNOWN), _result(tests)]),
-         "run the calls one after another, in order, one result message each"),
-        ("arguments that are not an object",
-         reference_script([_reply(chunk(tool_calls=[text_arguments]), _done())], []),
-         "a call whose arguments are not a JSON object makes the turn malformed"),
-        ("an empty reply after a call",
-         reference_script([calls_read, _reply(_done())], [_result(SOURCE)]), ""),
-        ("a budget of one request",
-         reference_script([_reply(chunk(tool_calls=[READ, READ]), _done())],
-                          [_result(SOURCE), _result(SOURCE)], max_turns=1),
-         "the last turn's tools still run and their results are appended; then stop"),
-        ("the server fails in the middle of a reply", reference_script([cut_off], []),
-         "reading the next chunk raised: that is a model_error too"),
-        ("a tool that raises OSError",
-         reference_script([calls_read, finished], [_raise("OSError", 5, "Input/output error")]),
-         "OSError is a tool error: {'error': str(exc)}, and the loop goes on"),
-        ("a budget of 0 requests", reference_script([], [], max_turns=0),
-         "max_turns must be a positive int: 0, -1, True or '3' is a ValueError"),
-        ("a chunk after the final one",
-         reference_script([_reply(chunk("Done."), _done(), chunk(" More."))], []),
-         "nothing may come after the final chunk: the reply is malformed"),
-    ]  # fmt: skip
-
-
 def drawn_script(draw: random.Random) -> Script:
     """A conversation of one to four replies: text cut at random places, thinking, calls
     (some of tools that do not exist, some refused), and a last reply that ends any way."""

@@ -19,12 +19,11 @@ from ...models.replay import first_difference
 from ..driven import LoopOutcome, Script, ours, run_loop_answer
 from ..feedback import Case, describe_exception, fail, report, run_cases, show
 from ..isolated import AnswerError, same
-from .common import DRAWN, learner_answer, new_seed, typed
+from .common import DRAWN, hidden_cases, learner_answer, new_seed, typed
 from .lesson14_streams import (
     drawn_script,
     error_text,
     failure_scripts,
-    hidden_scripts,
     loop_recordings,
     recorded_script,
 )
@@ -55,7 +54,7 @@ def check_my_loop(my_loop, *, hidden: bool = False) -> None:
     cases = [(f"{name} in strict replay", recorded_script(name), "") for name in loop_recordings()]
     cases += failure_scripts()
     if hidden:
-        cases += hidden_scripts()
+        cases += hidden_cases("check_my_loop")
     seed = new_seed()
     draw = random.Random(seed)
     cases += [
@@ -307,16 +306,12 @@ RATE_CASES = [
      "a green run on edited tests proves nothing"),
     ("no results", [], "no attempts: a rate of 0.0"),
 ]  # fmt: skip
-HIDDEN_RATE_CASES = [
-    ("exit code 0 but a test failed", [_row("a", "assistant_finished", (0, 3, 1))], ""),
-    ("no test ran", [_row("a", "assistant_finished", (5, 0, 0), text=CLAIM)], ""),
-]
 
 
 def check_resolved_rate(resolved_rate, *, hidden: bool = False) -> None:
     """``resolved_rate(results)``: the share of attempts whose tests pass after them."""
     answer = learner_answer(resolved_rate, "resolved_rate")
-    listed = RATE_CASES + (HIDDEN_RATE_CASES if hidden else [])
+    listed = RATE_CASES + (hidden_cases("check_resolved_rate") if hidden else [])
     seed = new_seed()
     draw = random.Random(seed)
     listed += [
