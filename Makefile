@@ -128,6 +128,7 @@ bench: setup
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/suite.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).

@@ -29,6 +29,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from ..harness.sandbox import Sandbox, SandboxUnavailable
+from ..harness.taskset import TASKS_DIR
 from ..settings import (
     ANSWER_LIMITS,
     EDITION_DIR,
@@ -48,7 +49,8 @@ def labkit_dirs() -> tuple[str, ...]:
     """The folders a lesson's cells read labkit from: the package and its data (in a clone
     the data folders are links out of the package, so they are shown where they lead)."""
     package = Path(__file__).resolve().parents[1]
-    return tuple(str(p.resolve()) for p in (package, SAMPLE_DIR, RECORDINGS_DIR, EDITION_DIR))
+    data = (package, SAMPLE_DIR, TASKS_DIR, RECORDINGS_DIR, EDITION_DIR)
+    return tuple(dict.fromkeys(str(p.resolve()) for p in data))
 
 
 def answers_dirs() -> tuple[str, ...]:

@@ -75,6 +75,7 @@ EXERCISES = {
     "10_ground_state": 3,
     "11_extension": 2,
     "12_sandbox": 1,
+    "14_your_loop": 2,
 }
 STUB = "raise NotImplementedError()"
 
@@ -136,6 +137,12 @@ LEARNERS = {
         "check_system_prompt": wrong("check_system_prompt", "cuts inside a multibyte character"),
         "check_subagent_result": wrong("check_subagent_result", "raises on a child's model_error"),
         "check_ordered_results": wrong("check_ordered_results", "keeps the completion order"),
+        "check_my_loop": wrong(
+            "check_my_loop", "forgets the assistant message before the tool messages"
+        ),
+        "check_resolved_rate": wrong(
+            "check_resolved_rate", "counts the model's claims: stops with assistant_finished"
+        ),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(

@@ -44,6 +44,7 @@ from . import (
     lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
+    lesson14_your_loop,
 )
 from .common import HiddenCasesMissing
 
@@ -61,6 +62,7 @@ LESSONS = (
     lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
+    lesson14_your_loop,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
