@@ -161,6 +161,7 @@ class LspConnection:
             )
             self.notify("initialized", {})
         except BaseException:
+            self._break("the server did not start")  # no shutdown: it did not answer before
             self.close()
             raise
 

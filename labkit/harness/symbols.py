@@ -34,7 +34,14 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .lsp_client import REQUEST_TIMEOUT, LspClosed, LspConnection, LspError, LspTimeout
+from .lsp_client import (
+    REQUEST_TIMEOUT,
+    START_TIMEOUT,
+    LspClosed,
+    LspConnection,
+    LspError,
+    LspTimeout,
+)
 from .symbol_places import CAP, column_of, context, places, workspace_path
 from .toolkit import Toolkit
 from .toolset import shown, tool
@@ -97,11 +104,12 @@ class SymbolTools(Toolkit):
         *,
         server: list[str] | None = None,
         timeout: float = REQUEST_TIMEOUT,
+        start_timeout: float = START_TIMEOUT,
         **toolkit: Any,
     ) -> None:
         super().__init__(root, **toolkit)
         self.server = server if server is not None else find_language_server()
-        self.timeout = timeout
+        self.timeout, self.start_timeout = timeout, start_timeout
         self.connection: LspConnection | None = None
         self.restarts = -1  # the first start is not a restart
         self._known: dict[str, tuple[int, int]] = {}  # what the server last saw on disk
@@ -263,7 +271,12 @@ class SymbolTools(Toolkit):
             self.restarts += 1
             self._known, self._opened = self._on_disk(), {}
             try:
-                self.connection = LspConnection(self.server, root=self.root, timeout=self.timeout)
+                self.connection = LspConnection(
+                    self.server,
+                    root=self.root,
+                    timeout=self.timeout,
+                    start_timeout=self.start_timeout,
+                )
             except LspError as exc:
                 raise SymbolsError(f"the language server could not start: {exc}") from None
             return self.connection
