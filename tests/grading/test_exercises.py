@@ -85,6 +85,8 @@ ARGUMENTS = {
     "check_mcp_to_tool_schema": "mcp_tool, provider",
     "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
+    "check_rank_chunks": "query_terms, chunks, k",
+    "check_references_to_result": "lsp_locations, root, cap",
 }
 
 
@@ -278,6 +280,14 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.mcp_tools",
         "labkit.lessons.extension",
         "labkit.extensions.mcp_server",
+        "labkit.harness.bm25",
+        "labkit.harness.chunking",
+        "labkit.harness.retrieval",
+        "labkit.harness.symbol_places",
+        "labkit.harness.symbols",
+        "labkit.harness.lsp_client",
+        "labkit.extensions.embeddings",
+        "labkit.extensions.minilm",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}

@@ -54,3 +54,14 @@ def test_an_empty_index_and_an_empty_query():
     assert BM25([]).scores(["date"]) == []
     assert BM25([[], []]).scores(["date"]) == [0.0, 0.0]
     assert BM25([["date"]]).scores([]) == [0.0]
+
+
+def test_the_harness_and_exercise_13a_s_reference_agree_on_drawn_cases():
+    import random
+
+    from labkit.grading.checks.lesson13_finding_code import bm25_top, drawn_ranking
+
+    draw = random.Random(13)
+    for _ in range(300):
+        query, chunks, k = drawn_ranking(draw)
+        assert BM25(chunks).top(query, k) == bm25_top(query, chunks, k)

@@ -51,3 +51,21 @@ def test_columns_count_utf16_code_units_and_whole_words():
 def test_context_is_stripped_and_cut():
     assert context("   x = 1  ") == "x = 1"
     assert context("y" * 200) == "y" * 120 + " [...]"
+
+
+def test_the_harness_and_exercise_13b_s_reference_agree_on_drawn_cases():
+    import random
+
+    from labkit.grading.checks.lesson13_finding_code import (
+        ROOT as CHECK_ROOT,
+    )
+    from labkit.grading.checks.lesson13_finding_code import (
+        compact_references,
+        drawn_locations,
+    )
+
+    draw = random.Random(13)
+    for _ in range(300):
+        locations, cap = drawn_locations(draw)
+        expected = compact_references(locations, CHECK_ROOT, cap)
+        assert places(locations, PurePosixPath(CHECK_ROOT), cap) == expected

@@ -43,6 +43,7 @@ from . import (
     lesson09_toolkit,
     lesson11_extension,
     lesson12_sandbox,
+    lesson13_finding_code,
 )
 
 #: The lessons' check modules, in course order.
@@ -58,6 +59,7 @@ LESSONS = (
     lesson09_toolkit,
     lesson11_extension,
     lesson12_sandbox,
+    lesson13_finding_code,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
