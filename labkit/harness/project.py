@@ -43,3 +43,16 @@ PROJECT_TESTS = tuple(sorted(name for name in PROJECT_SHIPPED if name.startswith
 PROJECT = Sample("sample_project", PROJECT_SHIPPED, PROJECT_TESTS)
 #: The samples a run may work on, by the name a recording keeps.
 SAMPLES = {sample.name: sample for sample in (REPAIR_SAMPLE, PROJECT)}
+
+#: Lesson 13's task: the same repair, found three ways (grep, symbols, retrieval).
+PROJECT_TASK = (
+    "In the ledger package, a month's summary leaves out the transactions of the month's last "
+    "day, and a test fails. Repair the package so that every test passes; the tests are "
+    "read-only. Your tools: read_file (offset and limit read part of a file), edit (one exact "
+    "piece of a file), write_file, glob, grep and run_command: run the tests with "
+    "python -m pytest -q."
+)
+SYMBOLS_NOTE = (
+    " You also have a language server's answers: definition, references (every use of a "
+    "name, by meaning), hover and diagnostics."
+)

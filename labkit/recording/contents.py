@@ -26,7 +26,8 @@ import math
 from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
-from ..harness.sample import SAMPLE_DIR, TEST_FILE, check_sample, file_sha256
+from ..harness.project import SAMPLES
+from ..harness.sample import check_sample, tests_sha256
 from ..models.provenance import SOURCES
 from .harness_setup import setup_problem
 
@@ -265,9 +266,10 @@ def _mcp_problem(mcp) -> str | None:
 
 
 def _sample_mismatch(recording: dict) -> str | None:
-    check_sample()  # a sample changed in place is named as such, not blamed on the recording
+    sample = SAMPLES[recording.get("harness", {}).get("sample", "sample_repo")]
+    check_sample(sample=sample)  # a sample changed in place is named as such, not blamed here
     recorded = recording["test_file_sha256"]["before"]
-    current = file_sha256(SAMPLE_DIR / TEST_FILE)
+    current = tests_sha256(sample.folder, sample)
     if recorded != current:
         return (
             f"it was recorded against a different sample: its test file had sha256 "
