@@ -23,7 +23,10 @@ that measured a real model's first tool choice (``load_probes``, ``choice_counts
 ``sampled_choice_counts``) and the prompt its server built (``server_prompt``). Lesson 11
 adds tools from an MCP server (``MCPTools``, ``tool_schema_of``, ``result_of``) and hooks
 (``load_hooks``, ``HookSet``, ``PythonHook``, ``decision_of``); lesson 12 a sandbox under
-the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``).
+the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``); lesson 13
+ways of finding code in a larger sample (``PROJECT``): a language server's answers
+(``SymbolTools``), retrieval before each request (``WorkspaceIndex``, ``BM25Retriever``,
+``MiniLMRetriever``, ``retrieval_hook``) and the questions that compare them (``compare``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -55,22 +58,28 @@ from .harness import (
     tool_message,
 )
 from .harness.budget import Budget, compact, head_and_tail
+from .harness.chunking import chunk_source
 from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
 from .harness.edits import apply_edit
 from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
+from .harness.project import PROJECT, PROJECT_TASK, SYMBOLS_NOTE
 from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.retrieval import BM25Retriever, WorkspaceIndex, injected, retrieval_hook
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.search_replace import apply_search_replace, parse_search_replace
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .harness.symbol_places import places
+from .harness.symbols import SymbolTools
 from .harness.toolkit import NUDGES, ReadTools, Toolkit
 from .harness.workspace import Workspace
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
+from .lessons.finding import QUESTIONS, Rounded, bars, compare, methods_table, questions_table
 from .lessons.hook_programs import hook_command
 from .lessons.lesson import (
     LessonError,
@@ -257,6 +266,24 @@ __all__ = [
     "sandbox_cost",
     "show_attempt",
     "tour_sandbox",
+    # lesson 13
+    "BM25Retriever",
+    "MiniLMRetriever",
+    "PROJECT",
+    "PROJECT_TASK",
+    "QUESTIONS",
+    "Rounded",
+    "SYMBOLS_NOTE",
+    "SymbolTools",
+    "WorkspaceIndex",
+    "bars",
+    "chunk_source",
+    "compare",
+    "injected",
+    "methods_table",
+    "places",
+    "questions_table",
+    "retrieval_hook",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with
@@ -274,6 +301,7 @@ _ON_FIRST_USE = {
     "AnthropicModel": ".models.anthropic_model",
     "ResponsesModel": ".models.responses_model",
     "GeminiModel": ".models.gemini_model",
+    "MiniLMRetriever": ".extensions.embeddings",  # numpy and the model's weights
 }
 
 

@@ -48,6 +48,7 @@ from .toolset import shown, tool
 
 MAX_RESTARTS = 2  # fresh servers started after a crash, per toolset
 MAX_HOVER = 800  # characters of a hover shown
+DECORATOR_LINES = 20  # lines after a definition's start searched for its name
 SOURCES = (".py", ".pyi")  # the files the server is told about when they change
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 INSTALL = "pip install ty==1.0.0 (the course's requirements include it)"
@@ -382,7 +383,26 @@ class SymbolTools(Toolkit):
         ]
         if not found:
             raise ValueError(f"nothing named {shown(word)} is defined in the workspace")
-        return found
+        return [self._at_name(location, word) for location in found]
+
+    def _at_name(self, location: dict, word: str) -> dict:
+        """``location`` moved to the line where ``word`` is written: a definition's range
+        starts at its first decorator (``@dataclass``), a line that does not name it."""
+        start = (location.get("range") or {}).get("start") or {}
+        path = workspace_path(location.get("uri"), self._root_path)
+        line = start.get("line")
+        if path is None or not isinstance(line, int):
+            return location
+        try:
+            lines = self._lines(path)[1]
+        except (OSError, ValueError):
+            return location
+        for number in range(line, min(line + DECORATOR_LINES, len(lines))):
+            column = column_of(lines[number], word)
+            if column is not None:
+                position = {"line": number, "character": column}
+                return {**location, "range": {"start": position, "end": position}}
+        return location
 
     def _only_definition(self, symbol: str) -> tuple[str, int]:
         """The path and line of the one definition named ``symbol``, or a ValueError."""
