@@ -59,6 +59,7 @@ EXERCISES = {
     "09_toolkit": 2,
     "11_extension": 2,
     "12_sandbox": 1,
+    "13_finding_code": 2,
 }
 STUB = "raise NotImplementedError()"
 
@@ -117,6 +118,10 @@ LEARNERS = {
         ),
         "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
+        "check_rank_chunks": wrong(
+            "check_rank_chunks", "raw term frequency, no length normalisation"
+        ),
+        "check_references_to_result": wrong("check_references_to_result", "leaks absolute paths"),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(
