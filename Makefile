@@ -124,6 +124,7 @@ bench: setup
 	$(BIN)/python bench/sample_test_runs.py
 	$(BIN)/python bench/extension_calls.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/finding.py
 	$(BIN)/python bench/suite.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).
