@@ -80,3 +80,12 @@ def test_a_request_past_its_time_raises_and_a_frame_round_trips(tmp_path):
         with pytest.raises(LspTimeout):
             connection.request("workspace/symbol", {"query": "x"}, timeout=0.000001)
         assert connection.request("shutdown") is None
+
+
+def test_a_decorated_definition_found_by_name_points_at_its_name(kit):
+    found = call_tool(kit, "definition", {"symbol": "Money"})
+    assert found["definitions"] == [{"path": "ledger/money.py", "line": 16, "text": "class Money:"}]
+    references = call_tool(kit, "references", {"symbol": "from_row"})
+    assert [(p["path"], p["line"]) for p in references["references"]] == [
+        ("ledger/models.py", 38), ("ledger/storage.py", 50),
+    ]  # fmt: skip
