@@ -231,8 +231,9 @@ class LspConnection:
                 elif "method" in message:
                     self.notifications += 1
                 else:
-                    with self._lock:
-                        slot = self._waiting.get(message.get("id"))
+                    key = message.get("id")
+                    with self._lock:  # an id that is not a number answers nothing we asked
+                        slot = self._waiting.get(key) if type(key) is int else None
                     if slot is not None:
                         slot[1] = message
                         slot[0].set()
