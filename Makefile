@@ -103,10 +103,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 
-# Rewrite recordings/ from the scripted scenarios in labkit/recording/scenarios.py (a test
+# Rewrite recordings/ from the scripted scenarios in labkit/recording/scenarios.py and
+# family.py (lesson 10: a parent and its subagents; a test
 # checks they match).
 recordings: setup
 	$(BIN)/python -m labkit.recording.scenarios
+	$(BIN)/python -m labkit.recording.family
 
 # Re-execute the lessons in place and save their outputs (never edit outputs by hand).
 notebooks: setup
@@ -124,6 +126,8 @@ bench: setup
 	$(BIN)/python bench/sample_test_runs.py
 	$(BIN)/python bench/extension_calls.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/gate.py
+	$(BIN)/python bench/search.py
 	$(BIN)/python bench/finding.py
 	$(BIN)/python bench/suite.py
 

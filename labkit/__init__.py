@@ -23,10 +23,15 @@ that measured a real model's first tool choice (``load_probes``, ``choice_counts
 ``sampled_choice_counts``) and the prompt its server built (``server_prompt``). Lesson 11
 adds tools from an MCP server (``MCPTools``, ``tool_schema_of``, ``result_of``) and hooks
 (``load_hooks``, ``HookSet``, ``PythonHook``, ``decision_of``); lesson 12 a sandbox under
-the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``); lesson 13
-ways of finding code in a larger sample (``PROJECT``): a language server's answers
-(``SymbolTools``), retrieval before each request (``WorkspaceIndex``, ``BM25Retriever``,
-``MiniLMRetriever``, ``retrieval_hook``) and the questions that compare them (``compare``).
+the gate (``Sandbox``, ``Limits``, ``SANDBOX_PROFILES``, ``SandboxUnavailable``). Lesson 10
+adds the ground state: a system prompt from named parts (``PromptPart``, ``assembled``,
+``project_part``), skills (``Skills``), a plan (``Plan``), subagents (``Subagents``,
+``subagent_result``), a turn's read-only calls at once (``ThreadRunner``), and its run
+(``run_ground``) with a parent and its children in one recording (``family_chats``), and a
+planner and a coder, each stage measured (``plan_then_code``). Lesson 13 finds code in a
+larger sample (``PROJECT``): a language server's answers (``SymbolTools``), retrieval before
+each request (``WorkspaceIndex``, ``BM25Retriever``, ``MiniLMRetriever``,
+``retrieval_hook``) and the questions that compare them (``compare``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -59,27 +64,59 @@ from .harness import (
 )
 from .harness.budget import Budget, compact, head_and_tail
 from .harness.chunking import chunk_source
+from .harness.contracts import PromptPart
 from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
 from .harness.edits import apply_edit
 from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
+from .harness.parallel import ThreadRunner
 from .harness.project import PROJECT, PROJECT_TASK, SYMBOLS_NOTE
-from .harness.prompt import BUDGET_TASK, EXTENSION_TASK, SANDBOX_TASK, SHELL_TASK, TOOLKIT_TASK
+from .harness.prompt import (
+    BUDGET_TASK,
+    EXTENSION_TASK,
+    GROUND_TASK,
+    SANDBOX_TASK,
+    SHELL_TASK,
+    TOOLKIT_TASK,
+)
 from .harness.retrieval import BM25Retriever, WorkspaceIndex, injected, retrieval_hook
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.search_replace import apply_search_replace, parse_search_replace
 from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
+from .harness.skills import Skills
+from .harness.subagents import Subagents, subagent_result
 from .harness.symbol_places import places
 from .harness.symbols import SymbolTools
+from .harness.system_prompt import assembled, project_part
+from .harness.todo import Plan
 from .harness.toolkit import NUDGES, ReadTools, Toolkit
+from .harness.toolset import Joined
 from .harness.workspace import Workspace
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
 from .lessons.finding import QUESTIONS, Rounded, bars, compare, methods_table, questions_table
+from .lessons.ground_demos import (
+    batch_seconds,
+    busiest_turn,
+    model_down,
+    one_delegation,
+    reading_forever,
+)
+from .lessons.ground_render import Timeline, plan_text, timeline_html, timeline_lines
+from .lessons.ground_state import (
+    AGENTS_MD,
+    family_sizes,
+    ground_parts,
+    ground_tools,
+    ground_workspace,
+    plan_updates,
+    run_ground,
+    transcript_chars,
+)
 from .lessons.hook_programs import hook_command
 from .lessons.lesson import (
     LessonError,
@@ -90,6 +127,7 @@ from .lessons.lesson import (
     time_totals,
 )
 from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
+from .lessons.planner_coder import plan_then_code, scripted_pair
 from .lessons.render import BudgetTable
 from .lessons.sandbox_tour import (
     TOUR_LIMITS,
@@ -121,6 +159,7 @@ from .recording import (
     save_recording,
     serve_recording,
 )
+from .recording.family import family_chats
 from .recording.probes import (
     EXTRA_TOOLS,
     choice_counts,
@@ -237,6 +276,38 @@ __all__ = [
     "sampled_choice_counts",
     "server_prompt",
     "tool_tokens",
+    # lesson 10
+    "AGENTS_MD",
+    "GROUND_TASK",
+    "Joined",
+    "Plan",
+    "PlanStepper",
+    "PromptPart",
+    "Skills",
+    "Subagents",
+    "ThreadRunner",
+    "Timeline",
+    "assembled",
+    "batch_seconds",
+    "busiest_turn",
+    "family_chats",
+    "family_sizes",
+    "ground_parts",
+    "ground_tools",
+    "ground_workspace",
+    "model_down",
+    "one_delegation",
+    "plan_text",
+    "plan_then_code",
+    "plan_updates",
+    "project_part",
+    "reading_forever",
+    "run_ground",
+    "scripted_pair",
+    "subagent_result",
+    "timeline_html",
+    "timeline_lines",
+    "transcript_chars",
     # lesson 11
     "CommandHook",
     "EXTENSION_TASK",
@@ -295,6 +366,7 @@ _ON_FIRST_USE = {
     "ApprovalPanel": ".lessons.gate_widget",
     "SchemaInspector": ".lessons.toolkit_widgets",
     "SearchReplaceStepper": ".lessons.toolkit_widgets",
+    "PlanStepper": ".lessons.ground_widgets",
     "in_worker": ".lessons.gate_widget",
     "OllamaModel": ".models.ollama_model",
     "OpenAIModel": ".models.openai_model",

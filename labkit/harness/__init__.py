@@ -23,7 +23,11 @@ safely), ``atomic.py`` (writing files whole), and the pieces of the later lesson
 ``mcp_client.py`` with ``mcp_tools.py`` and ``json_schema.py`` (tools that live in another
 process, over the Model Context Protocol, lesson 11), and ``sandbox.py`` with
 ``sandbox_launch.py`` and ``process_cap.py`` (a bubblewrap sandbox under the gate, lesson
-12). This package imports only the standard library and itself: the models, recordings,
+12), and lesson 10's ground state: ``system_prompt.py`` (the system prompt assembled from
+named parts, the project's ``AGENTS.md`` among them), ``skills.py`` (instructions loaded on
+demand), ``todo.py`` (a plan the model keeps), ``subagents.py`` (the same loop run with a
+fresh conversation, as one tool call) and ``parallel.py`` (a turn's read-only calls at once).
+This package imports only the standard library and itself: the models, recordings,
 lessons and grading are built on it, not in it.
 """
 

@@ -5,17 +5,19 @@ tool_schemas)``, and to tools through ``schemas`` and ``invoke(name, arguments)`
 wire format the model speaks folds the reply into a :class:`Turn` and shapes the results
 that go back; an optional gate decides whether each call runs, an optional budget may
 shorten the conversation before each request, and optional hooks run at five points of a
-run (:data:`HOOK_POINTS`) and say what to change there (:class:`HookDecision`). Each is a
-:class:`typing.Protocol` here, so an implementation needs no base class, only the right
-shape: a live model, a replayed recording and a scripted one are the same to the loop,
-and so are any tools.
+run (:data:`HOOK_POINTS`) and say what to change there (:class:`HookDecision`). Lesson 10
+adds three: a system prompt assembled from named parts (:class:`PromptPart`), a
+:class:`CallRunner` that runs a turn's read-only calls at once, and calls that run a loop
+of their own (a subagent: :class:`ChildRun`). Each is a :class:`typing.Protocol` here, so
+an implementation needs no base class, only the right shape: a live model, a replayed
+recording and a scripted one are the same to the loop, and so are any tools.
 
 Events are plain dicts (easy to print, save and compare); the ``TypedDict`` classes below
 say which keys each kind has and what they hold. (Their annotations are evaluated at
 import, not postponed: that is how ``TypedDict`` learns which keys are optional.)
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict, runtime_checkable
@@ -48,12 +50,13 @@ class Tools(Protocol):
     """What the model may ask for: JSON Schema descriptions, and a way to run one.
 
     ``invoke`` raises ``ValueError``, ``TypeError`` or ``OSError`` to refuse a call; the
-    loop turns that into an ``{"error": ...}`` result the model reads.
+    loop turns that into an ``{"error": ...}`` result the model reads. A call that ran a
+    loop of its own (a subagent) returns a :class:`ChildRun` instead of the dict.
     """
 
     schemas: list[dict]
 
-    def invoke(self, name: str, arguments: dict) -> dict: ...
+    def invoke(self, name: str, arguments: dict) -> "dict | ChildRun": ...
 
 
 class ToolsFailed(Exception):
@@ -129,6 +132,69 @@ class StopDetail(Protocol):
     mismatch, say): the loop puts ``stop_detail`` in front of its text in the stop's detail."""
 
     stop_detail: str
+
+
+# --- Lesson 10: what the model knows first, calls at once, runs inside a call ------------
+
+#: The parts of an assembled system prompt, in the order they are sent (``system_prompt.py``):
+#: the base rules, the tools' policy sentences, the skills' one-line summaries, and the
+#: project's instructions file. The project's own words come last, nearest the task: they
+#: are about this repository, and they never come before the harness's own rules.
+PROMPT_PARTS = ("base", "tool_policy", "skills", "project")
+
+
+class PromptPart(NamedTuple):
+    """One named part of a system prompt. ``source`` names where its text came from (the
+    project file's name, ``AGENTS.md``), shown in the part's heading."""
+
+    name: str  # one of PROMPT_PARTS
+    text: str
+    source: str | None = None
+
+
+#: What ``agent_events(system=...)`` takes: the prompt's text, or its parts (assembled in
+#: :data:`PROMPT_PARTS`' order, each under its heading: ``system_prompt.assembled``).
+SystemPrompt = str | Sequence[PromptPart]
+
+
+@runtime_checkable
+class ReadOnlyTools(Tools, Protocol):
+    """Tools that say which calls change nothing (``toolset.Tool.read_only``): only those
+    may run at once, so a loop given a :class:`CallRunner` asks before it batches a call."""
+
+    def is_read_only(self, name: str) -> bool: ...
+
+
+class Outcome(NamedTuple):
+    """How one job of a batch ended: what it returned, or what it raised, or that it did
+    not end in time (``timed_out``; ``started`` says whether it had begun)."""
+
+    value: object = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    started: bool = True
+
+
+class CallRunner(Protocol):
+    """Runs the jobs of one batch (a turn's consecutive read-only calls) at once, and gives
+    back one :class:`Outcome` per job, in the order the jobs were given, whichever ended
+    first (``parallel.ThreadRunner``: a bounded pool of threads and a timeout). A job that
+    raises or times out loses nothing of the others'."""
+
+    def run(self, jobs: Sequence[Callable[[], object]]) -> list[Outcome]: ...
+
+
+class ChildRun(NamedTuple):
+    """What a call that ran a loop of its own gives back (lesson 10's ``delegate``): the
+    one ``result`` the model reads, and the child's run, which it never reads: its
+    ``task``, its ``depth`` (1 for a child of the top run) and its ``events``, whole.
+    ``Tools.invoke`` may return one instead of a dict; the loop yields the run as a
+    ``subagent`` event and sends back only the result."""
+
+    result: dict
+    task: str
+    depth: int
+    events: list
 
 
 # --- Hooks: programs the user configured, run at five points of a run ----------------------
@@ -479,6 +545,22 @@ class HookRan(HookFields):
     name: NotRequired[str]
 
 
+class SubagentRan(TypedDict):
+    """A call ran a loop of its own (a subagent, lesson 10): ``events`` are the child's
+    events, whole and in order (its own ``model_start`` ... ``stopped``, on the same clock;
+    a recording keeps them compacted as it keeps the parent's). It comes after the call's
+    ``tool_start`` and before its ``tool_result``; only that result joins the parent's
+    conversation. ``name`` is the tool's (``delegate``); ``turn`` the parent's turn."""
+
+    type: Literal["subagent"]
+    time: float
+    turn: int
+    name: str
+    task: str
+    depth: int  # 1: a child of the top run; 2: a child of a child...
+    events: list[dict]
+
+
 class ToolResult(TypedDict):
     """What the tool gave; it goes back to the model as a tool message."""
 
@@ -502,7 +584,9 @@ class Stopped(TypedDict):
     error: NotRequired[str]  # the model side's error text, for model_error only
 
 
-Event = ModelStart | TextDelta | ToolStart | Permission | HookRan | ToolResult | Stopped
+Event = (
+    ModelStart | TextDelta | ToolStart | Permission | HookRan | SubagentRan | ToolResult | Stopped
+)
 #: Each event type's description, by its ``type``.
 EVENT_TYPES = {
     "model_start": ModelStart,
@@ -510,9 +594,24 @@ EVENT_TYPES = {
     "tool_start": ToolStart,
     "permission": Permission,
     "hook": HookRan,
+    "subagent": SubagentRan,
     "tool_result": ToolResult,
     "stopped": Stopped,
 }
+
+# The order of a run's events, for whoever reads or records them. They come in the order
+# the loop does things, in its own thread: per request ``model_start``, the reply's
+# ``text_delta`` events, then the turn's calls, then the next request; ``stopped`` last.
+# A call's events run from its ``tool_start`` (then its ``before_tool`` hook events and
+# its ``permission``) to its ``tool_result`` (after its ``subagent`` event, when it ran a
+# child, and its ``after_tool`` hook events). Calls run one at a time by default. Given a
+# ``runner`` (lesson 10), consecutive read-only calls of a turn form a *batch*: each call
+# of the batch is judged first, in order (its ``tool_start``, hooks and permission), then
+# the allowed ones run at once, then each is finished in order (its ``subagent``, hooks
+# and ``tool_result``). A call with side effects is a batch of its own: it starts after
+# every call asked before it ended, and ends before any call asked after it starts. Either
+# way the k-th ``tool_result`` of a turn answers the k-th ``tool_start`` of that turn, and
+# the results join the conversation in the order the model asked for them.
 
 
 def tool_names(schemas: Iterable[dict]) -> list[str]:

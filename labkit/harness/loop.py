@@ -15,11 +15,20 @@ at the stop. The loop stays the same for all of them: a point asks the hooks, re
 what each decided as a ``hook`` event, and applies the decisions (each already checked
 against what its point allows: ``contracts.HookDecision``).
 
-One call goes through ``_one_call``: the ``before_tool`` hooks (which may deny it or
-replace its arguments), then the gate (on the arguments that will run), the tool, and the
-``after_tool`` hooks (which may add to or replace its result). A stop the model chose goes
-to the ``stop`` hooks first; one of them may send the model back to work, once per run,
-with its reason as a user message: the extra requests come out of the same ``max_turns``.
+One call goes through two steps. ``_judged``: the ``before_tool`` hooks (which may deny
+it or replace its arguments), then the gate (on the arguments that will run). Then the
+tool runs, and ``_finished``: the ``after_tool`` hooks (which may add to or replace its
+result). A turn's calls run one at a time; given a ``runner`` (lesson 10, ``parallel.py``)
+and tools that say which calls only read, each run of consecutive read-only calls is
+judged call by call, run at once, and finished call by call, in the order asked
+(``contracts.py`` sets out the events' order). A tool may return a ``ChildRun`` (a
+subagent, ``subagents.py``): its run becomes one ``subagent`` event, and only its result
+goes back. A stop the model chose goes to the ``stop`` hooks first; one of them may send
+the model back to work, once per run, with its reason as a user message: the extra
+requests come out of the same ``max_turns``.
+
+The system message is ``system``: a text (``SYSTEM_PROMPT`` unless given), or named parts
+assembled in a fixed order (``system_prompt.py``, lesson 10).
 
 Only the model side may fail quietly: whatever ``chat`` raises, when called or while
 its reply streams, ends the run as ``model_error``; and tools that can run nothing more
@@ -39,7 +48,9 @@ from time import monotonic
 
 from .contracts import (
     Budget,
+    CallRunner,
     Chat,
+    ChildRun,
     Event,
     Gate,
     HookDecision,
@@ -47,8 +58,11 @@ from .contracts import (
     Hooks,
     Message,
     ModelStart,
+    Outcome,
     Permission,
     Stopped,
+    SubagentRan,
+    SystemPrompt,
     ToolCall,
     ToolResult,
     Tools,
@@ -59,7 +73,9 @@ from .contracts import (
 )
 from .formats import format_of, named
 from .frozen import freeze
+from .parallel import batches, late_result
 from .prompt import SYSTEM_PROMPT
+from .system_prompt import prompt_text
 from .words import counted
 
 MAX_TURNS = 8  # the default budget of model requests for one attempt
@@ -76,6 +92,8 @@ def agent_events(
     gate: Gate | None = None,
     budget: Budget | None = None,
     hooks: Hooks | None = None,
+    system: SystemPrompt = SYSTEM_PROMPT,
+    runner: CallRunner | None = None,
 ) -> Iterator[Event]:
     """Run one attempt at ``task`` and yield its events.
 
@@ -86,6 +104,9 @@ def agent_events(
     each call runs; ``budget(messages)``, if given, returns the conversation to keep and
     send before each request; a budget that names a ``wire_format`` must name the chat's;
     ``hooks.run(point, event)``, if given, runs the hooks at each of the five points.
+    ``system`` is the system message: a text, or ``PromptPart``s to assemble.
+    ``runner.run(jobs)``, if given, runs each batch of consecutive read-only calls at once
+    (tools without ``is_read_only`` run every call alone).
     """
     wire = format_of(chat)
     measured_in = getattr(budget, "wire_format", None)
@@ -103,6 +124,8 @@ def agent_events(
         gate,
         budget,
         hooks or NO_HOOKS,
+        prompt_text(system),  # parts that will not do fail here, before the run
+        runner,
     )
 
 
@@ -140,9 +163,11 @@ def _run(
     gate: Gate | None,
     budget: Budget | None,
     hooks: Hooks,
+    system: str,
+    runner: CallRunner | None,
 ) -> Iterator[Event]:
     messages: list[Message] = [
-        freeze({"role": "system", "content": SYSTEM_PROMPT}),
+        freeze({"role": "system", "content": system}),
         freeze({"role": "user", "content": task}),
     ]
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
@@ -238,25 +263,41 @@ def _run(
             return
 
         results = []
-        for call in turn.calls:
+        for batch in batches(turn.calls, tools, runner is not None):
+            judged = []
+            for call in batch:  # every call of a batch is judged before any of them runs
+                judged.append((yield from _judged(call, turn_number, gate, hooks)))
             try:
-                result, ran = yield from _one_call(call, turn_number, tools, gate, hooks)
-            except ToolsFailed as exc:
-                yield stopped("tools_failed", turn_number, f"{call.name}: {exc}")
+                outcomes = _ran(batch, judged, tools, runner)
+                for call, (arguments, refusal), outcome in zip(batch, judged, outcomes):
+                    result, ran = yield from _finished(
+                        call, arguments, refusal, outcome, turn_number, hooks, runner
+                    )
+                    calls_run += ran
+                    results.append(result)
+            except _Failed as failed:
+                yield stopped("tools_failed", turn_number, f"{failed.name}: {failed.error}")
                 return
-            calls_run += ran
-            results.append(result)
         messages.extend(freeze(message) for message in wire.tool_results(turn.calls, results))
 
     budget = counted(max_turns, "model request")
     yield stopped("max_turns", max_turns, f"the budget of {budget} is spent")
 
 
-def _one_call(
-    call: ToolCall, turn: int, tools: Tools, gate: Gate | None, hooks: Hooks
-) -> Generator[Event, None, tuple[dict, bool]]:
-    """Everything one call goes through, yielding its events (the last is its
-    ``tool_result``); returns ``(result, whether the tool ran)``. Raises ``ToolsFailed``."""
+class _Failed(Exception):
+    """The tools can run nothing more (``ToolsFailed``), found by the call ``name``."""
+
+    def __init__(self, name: str, error: ToolsFailed) -> None:
+        super().__init__(name, error)
+        self.name, self.error = name, error
+
+
+def _judged(
+    call: ToolCall, turn: int, gate: Gate | None, hooks: Hooks
+) -> Generator[Event, None, tuple[dict, dict | None]]:
+    """What is decided before a call runs, yielding its events (``tool_start``, the
+    ``before_tool`` hooks', the gate's); returns ``(arguments, refusal)``: the arguments it
+    runs with, and None, or the result the model reads instead when it does not run."""
     yield ToolStart(
         type="tool_start", time=monotonic(), turn=turn, name=call.name, arguments=call.arguments
     )
@@ -267,19 +308,81 @@ def _one_call(
         if decision.arguments is not None:  # a later hook saw them already (Hooks.run)
             arguments = freeze(decision.arguments)
     denial = next((d for d in decisions if d.decision == "deny"), None)
+    if denial is not None:
+        return arguments, {"error": f"{denial.refusal()}. The call did not run."}
     # the gate judges the arguments that would run, so no hook can slip a command past it
-    verdict = gate.review(call.name, arguments) if gate is not None and denial is None else None
+    verdict = gate.review(call.name, arguments) if gate is not None else None
     if verdict is not None:
         yield Permission(
             type="permission", time=monotonic(), turn=turn, name=call.name, **verdict.event_fields()
         )
-    ran = denial is None and (verdict is None or verdict.allowed)
-    if denial is not None:
-        result = {"error": f"{denial.refusal()}. The call did not run."}
-    elif verdict is not None and not verdict.allowed:
-        result = verdict.tool_result()
+        if not verdict.allowed:
+            return arguments, verdict.tool_result()
+    return arguments, None
+
+
+def _ran(
+    batch: list[ToolCall],
+    judged: list[tuple[dict, dict | None]],
+    tools: Tools,
+    runner: CallRunner | None,
+) -> list[Outcome | None]:
+    """Run a batch's allowed calls: one alone here, several through ``runner``; None for a
+    call that was refused. ``ToolsFailed`` from a call run here is raised as ``_Failed``."""
+    allowed = [index for index, (_, refusal) in enumerate(judged) if refusal is None]
+    jobs = [_job(tools, batch[index].name, judged[index][0]) for index in allowed]
+    if len(jobs) == 1 or runner is None:
+        outcomes = []
+        for index, job in zip(allowed, jobs):
+            try:
+                outcomes.append(Outcome(value=job()))
+            except ToolsFailed as exc:
+                raise _Failed(batch[index].name, exc) from exc
     else:
-        result = call_tool(tools, call.name, arguments)
+        outcomes = runner.run(jobs) if jobs else []
+    ran: list[Outcome | None] = [None] * len(batch)
+    for index, outcome in zip(allowed, outcomes):
+        ran[index] = outcome
+    return ran
+
+
+def _job(tools: Tools, name: str, arguments: dict):
+    return lambda: call_tool(tools, name, arguments)
+
+
+def _finished(
+    call: ToolCall,
+    arguments: dict,
+    refusal: dict | None,
+    outcome: Outcome | None,
+    turn: int,
+    hooks: Hooks,
+    runner: CallRunner | None,
+) -> Generator[Event, None, tuple[dict, bool]]:
+    """What follows a call, yielding its events (a child's run, the ``after_tool`` hooks',
+    the ``tool_result``); returns ``(result, whether the tool ran)``."""
+    if outcome is None:
+        result, ran = refusal, False
+    elif outcome.timed_out:
+        result = late_result(call.name, getattr(runner, "timeout", None), outcome.started)
+        ran = outcome.started
+    else:
+        if isinstance(outcome.error, ToolsFailed):
+            raise _Failed(call.name, outcome.error)
+        if outcome.error is not None:  # a bug in a tool run beside others: raised in its place
+            raise outcome.error
+        result, ran = outcome.value, True
+        if isinstance(result, ChildRun):
+            yield SubagentRan(
+                type="subagent",
+                time=monotonic(),
+                turn=turn,
+                name=call.name,
+                task=result.task,
+                depth=result.depth,
+                events=result.events,
+            )
+            result = result.result
         decisions = hooks.run(
             "after_tool",
             {"turn": turn, "tool": call.name, "arguments": arguments, "result": result},

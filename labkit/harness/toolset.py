@@ -17,7 +17,11 @@ schema does not name, every one it requires, and a string wherever it says "stri
 What else a schema says (an enum, a number's bounds, an array's items) its handler
 checks, and says in its own words what to send instead. A refusal is a ``ValueError``
 or ``TypeError`` whose text the model reads. ``read_only`` marks a tool that changes
-nothing, so a loop may run several such calls at once.
+nothing, so a loop may run several such calls at once (``is_read_only``, lesson 10).
+
+``Joined`` offers several toolsets as one (the toolkit, the skills, the plan, the
+subagents of lesson 10): their schemas in order, each call sent to the toolset that has its
+name. ``Only`` offers some of a toolset's tools and refuses the others (a subagent's).
 """
 
 from __future__ import annotations
@@ -118,6 +122,50 @@ class Toolset:
             raise ValueError(f"unknown tool {shown(name)}; the tools are: {', '.join(self._named)}")
         check_arguments(record, arguments)
         return record.handler(self, **arguments)
+
+    def is_read_only(self, name: str) -> bool:
+        """Whether a call of the tool ``name`` changes nothing (False for an unknown name)."""
+        record = self._named.get(name) if isinstance(name, str) else None
+        return record is not None and record.read_only
+
+
+class Joined:
+    """Several toolsets offered as one: ``schemas`` theirs, in the order given; ``invoke``
+    sends a call to the toolset that offers its name. Two tools of one name are refused."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.parts = parts
+        self.schemas = [schema for part in parts for schema in part.schemas]
+        self._owner = {}
+        for part in parts:
+            for schema in part.schemas:
+                name = schema["function"]["name"]
+                if name in self._owner:
+                    raise ValueError(f"two of the joined toolsets offer a tool named {name!r}")
+                self._owner[name] = part
+
+    def invoke(self, name: str, arguments: dict[str, Any]) -> Any:
+        part = self._owner.get(name) if isinstance(name, str) else None
+        if part is None:
+            raise ValueError(f"unknown tool {shown(name)}; the tools are: {', '.join(self._owner)}")
+        return part.invoke(name, arguments)
+
+    def is_read_only(self, name: str) -> bool:
+        part = self._owner.get(name) if isinstance(name, str) else None
+        return part is not None and bool(getattr(part, "is_read_only", lambda _: False)(name))
+
+
+class Only(Joined):
+    """The tools ``names`` of ``tools``, and no other: the rest are neither offered nor run."""
+
+    def __init__(self, tools: Any, names: Any) -> None:
+        offered = {schema["function"]["name"] for schema in tools.schemas}
+        unknown = [name for name in names if name not in offered]
+        if unknown:
+            raise ValueError(f"no tool named {', '.join(map(repr, unknown))} to offer")
+        self.parts = (tools,)
+        self.schemas = [s for s in tools.schemas if s["function"]["name"] in set(names)]
+        self._owner = {schema["function"]["name"]: tools for schema in self.schemas}
 
 
 def check_arguments(record: Tool, arguments: object) -> None:

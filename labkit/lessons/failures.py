@@ -5,7 +5,8 @@ runs it from here (``failure_cases``: every stop reason and fault, shown running
 exercises ask for runs it has not shown (``exercise_cases``, ``bounded_outcome``), and the
 tests check that each stops as the exercise's answers say. Every run uses the real loop
 and tools on a fresh copy of the sample: only the model is edited, scripted, or pointed at
-a port where nothing listens.
+a port where nothing listens, except in the one case where the tools fail: there they are
+served by a process of their own (an MCP server, as lesson 11 builds them) that exits.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from __future__ import annotations
 import copy
 import socket
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..harness.contracts import Tools
 from ..harness.loop import MAX_TURNS, agent_events
+from ..harness.mcp_tools import MCPTools
 from ..harness.prompt import REPAIR_TASK
 from ..harness.sample import Checks, run_checks, sample_copy
 from ..harness.tools import RepoTools
@@ -23,11 +28,17 @@ from ..models.chunks import call, chunk
 from ..models.replay import ReplayModel
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..recording.files import load_recording
+from .faulty_mcp_server import faulty_server_command
 
 #: The facts a learner predicts about the bounded run, in the order the lesson asks them.
 BOUNDED_FIELDS = ("model_requests", "tool_calls", "stop_reason", "final_exit_code")
 #: Exercise 5a's run: the recorded repair with this budget of model requests.
 EXERCISE_BUDGET = 3
+
+
+def sample_tools(root: Path) -> AbstractContextManager[Tools]:
+    """The sample's three tools on the copy ``root`` (nothing to close)."""
+    return nullcontext(RepoTools(root))
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,8 @@ class FailureCase:
     why: str
     chat: Callable[[], Callable]  # builds a fresh model for one run
     max_turns: int = MAX_TURNS
+    #: the tools of one run on the copy ``root``, closed after it: the sample's own by default
+    tools: Callable[[Path], AbstractContextManager[Tools]] = sample_tools
 
 
 def failure_cases() -> dict:
@@ -101,6 +114,17 @@ def failure_cases() -> dict:
             "it; nothing from that turn runs.",
             lambda: _garbled,
         ),
+        FailureCase(
+            "tools_died",
+            "The tools run in a process of their own (lesson 11 shows how: an MCP server). "
+            "The model reads path_rules.py, then asks to run the tests, and while it runs "
+            "them the tools' process exits.",
+            "A tool's error is a result the model can read and correct, but a process that "
+            "exited can run nothing more, and asking again cannot bring it back: the loop "
+            "stops with tools_failed, and the call that found it gets no result.",
+            _reads_then_runs_the_tests,
+            tools=lambda root: MCPTools(faulty_server_command("exits"), cwd=root),
+        ),
     ]
     return {case.name: case for case in cases}
 
@@ -149,9 +173,8 @@ def exercise_cases() -> dict:
 def run_case(case: FailureCase) -> tuple[list, Checks]:
     """Run one case on a fresh copy of the sample: all its events, and the check after it."""
     with sample_copy() as root:
-        events = list(
-            agent_events(case.chat(), RepoTools(root), REPAIR_TASK, max_turns=case.max_turns)
-        )
+        with case.tools(root) as tools:
+            events = list(agent_events(case.chat(), tools, REPAIR_TASK, max_turns=case.max_turns))
         return events, run_checks(root)
 
 
@@ -207,6 +230,16 @@ def _unknown_tool_chat() -> ScriptedChat:
                 "change. The available tools are read_file, replace_text and "
                 "run_tests.",
             ),
+        ]
+    )
+
+
+def _reads_then_runs_the_tests() -> ScriptedChat:
+    return ScriptedChat(
+        [
+            PlannedTurn(tool_calls=[call("read_file", path="path_rules.py")]),
+            PlannedTurn(thinking="Now the tests.", tool_calls=[call("run_tests")]),
+            PlannedTurn(content="The tests ran."),
         ]
     )
 

@@ -14,7 +14,8 @@ which works, and ``run_tests``, which fails as ``FAULT`` says:
 - ``garbage``: ``run_tests`` first prints a line of progress on stdout, where only
   protocol messages may go.
 
-Lesson 11 runs each through the harness (``faulty_server_command``) to show how each ends.
+Lesson 11 runs each through the harness (``faulty_server_command``) to show how each ends;
+lesson 05 runs ``exits`` as the case that stops a run with ``tools_failed``.
 The tests use four more (``MORE_FAULTS``): ``banner`` (a line of text before the first
 message), ``mute`` (it never answers anything), ``forks`` (it starts a process that would
 outlive it, writing its pid to ``child.pid``) and ``stubborn`` (it ignores SIGTERM and the

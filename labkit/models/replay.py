@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..harness.contracts import tool_names
 from ..harness.frozen import freeze
 from .errors import REPLAY_MISMATCH
+from .json_difference import where_different
 
 
 class ReplayError(RuntimeError):
@@ -29,6 +30,15 @@ class ReplayMismatch(ReplayError):
     stop_detail = (
         "replay mismatch: the harness's request differs from the recording (not a model failure)"
     )
+
+
+#: What to do about a request a strict replay refused (the difference is named before it).
+STRICT_ADVICE = (
+    "A strict replay answers only the requests it recorded. If the recording was edited, its "
+    "replies no longer lead to its requests: record the run again, or restore the file; if "
+    "you changed the harness, make it send what the recording has; `--loose` "
+    "(strict=False) replays without comparing requests."
+)
 
 
 def first_difference(
@@ -50,20 +60,19 @@ def first_difference(
     compared, so only what the API treats as different is a difference.
     """
     if recorded.get("tools") is not None and list(recorded["tools"]) != list(names):
-        return f"the tools offered were {names}, the recording offered {recorded['tools']}"
+        return f"the harness offered the tools {names}, the recording offered {recorded['tools']}"
     expected = recorded["messages"]
     if canonical is not None:
         expected, messages = canonical(expected), canonical(messages)
     for index, (want, got) in enumerate(zip(expected, messages)):
         if over_http:
             want = _as_carried(want, got)
-        place = _where_different(_comparable(want), _comparable(got), "")
+        place = where_different(_comparable(want), _comparable(got))
         if place:
-            path, recorded_side, sent_side = place
             named = want.get("role") or want.get("type")  # a Responses result item has no role
             return (
-                f"message {index} ({named}) differs at {path or 'the top'}: "
-                f"the recording has {recorded_side} but the harness sent {sent_side}"
+                f"message {index} ({named}) differs at {place.where}: "
+                f"the recording has {place.first} but the harness sent {place.other}"
             )
     if len(messages) != len(expected):
         index = min(len(messages), len(expected))
@@ -93,8 +102,9 @@ class RequestCursor:
     recorded request, and one that differs raises :class:`ReplayMismatch` without
     using up its turn (a corrected retry gets it). ``restarts``: a request with as
     many messages as the first recorded one begins a new conversation, so one server
-    can answer run after run. ``over_http``: requests come over HTTP, where a tool call's
-    ``id`` and ``function.index`` may have been dropped by the client's SDK.
+    can answer run after run (unless the next recorded turn opens a conversation too: a
+    subagent's, in a lesson 10 recording). ``over_http``: requests come over HTTP, where a
+    tool call's ``id`` and ``function.index`` may have been dropped by the client's SDK.
     ``canonical``: see :func:`first_difference`.
 
     A server answers in two steps: :meth:`claim` finds the turn, and :meth:`use` uses it
@@ -126,16 +136,26 @@ class RequestCursor:
     def claim(self, messages: list, names: list) -> Claim:
         """The turn that answers this request, not used up yet; or ReplayMismatch."""
         with self._lock:
+            opening = len(self.turns[0]["request"]["messages"])
             fresh = (
                 self.restarts
                 and self.answered
-                and len(messages) == len(self.turns[0]["request"]["messages"])
+                and len(messages) == opening
+                # a recorded turn that opens a conversation of its own (a subagent's, lesson
+                # 10) is the next turn, not the recording starting over
+                and not (
+                    self.answered < len(self.turns)
+                    and len(self.turns[self.answered]["request"]["messages"]) == opening
+                )
             )
             number = 1 if fresh else self.answered + 1
             if number > len(self.turns):
+                recorded = len(self.turns)
                 raise ReplayMismatch(
-                    f"the recording has {len(self.turns)} turns, but this is "
-                    f"request {number} of the conversation"
+                    f"the recording has {recorded} turn{'s' * (recorded != 1)}, but this is "
+                    f"request {number} of the conversation: the recorded run stopped there, and a "
+                    "replay cannot answer past its end (give the run the recording's own "
+                    "budget, or record a longer run)"
                 )
             turn = self.turns[number - 1]
             if self.strict:
@@ -145,7 +165,8 @@ class RequestCursor:
                     turn = self.turns[number - 1]
                 elif difference:
                     raise ReplayMismatch(
-                        f"turn {number}: the request {REPLAY_MISMATCH}: {difference}"
+                        f"turn {number}: the request {REPLAY_MISMATCH}: {difference}. "
+                        + STRICT_ADVICE
                     )
             if fresh:  # the recording starts over now, whether or not this reply gets through
                 self.answered = 0
@@ -245,56 +266,6 @@ def _as_carried(want: dict, got: dict) -> dict:
                 call["function"] = {k: v for k, v in function.items() if k != "index"}
         carried.append(call)
     return {**want, "tool_calls": carried}
-
-
-def _where_different(want, got, path: str):
-    """``(path, recorded excerpt, sent excerpt)`` at the first difference, or None."""
-    both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, got))
-    if _json_kind(want) is not _json_kind(got) and not both_numbers:
-        return path, _excerpt(want), _excerpt(got)
-    if isinstance(want, dict):
-        for key in sorted(set(want) | set(got), key=lambda k: (k != "role", k)):  # role first
-            where = f"{path}.{key}" if path else key
-            if key not in want or key not in got:
-                return (
-                    where,
-                    _excerpt(want[key]) if key in want else "nothing",
-                    _excerpt(got[key]) if key in got else "nothing",
-                )
-            place = _where_different(want[key], got[key], where)
-            if place:
-                return place
-        return None
-    if isinstance(want, list):
-        for position, (a, b) in enumerate(zip(want, got)):
-            place = _where_different(a, b, f"{path}[{position}]")
-            if place:
-                return place
-        if len(want) != len(got):
-            return path, f"{len(want)} items", f"{len(got)} items"
-        return None
-    if isinstance(want, str) and want != got:
-        at = next(
-            (i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got))
-        )
-        return f"{path}, character {at}", _excerpt(want, at), _excerpt(got, at)
-    return None if want == got else (path, _excerpt(want), _excerpt(got))
-
-
-def _json_kind(value) -> type:
-    """The JSON kind of a value: a frozen dict or list (``labkit.harness.frozen``) is a dict or
-    a list."""
-    return dict if isinstance(value, dict) else list if isinstance(value, list) else type(value)
-
-
-def _excerpt(value, at: int | None = None, before: int = 30, after: int = 50) -> str:
-    """Text around position ``at`` (or the start of a JSON value), quoted, ends marked."""
-    if at is None:
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= before + after else text[: before + after] + "…"
-    start = max(0, at - before)
-    piece = json.dumps(value[start : at + after], ensure_ascii=False)
-    return ("…" if start else "") + piece + ("…" if at + after < len(value) else "")
 
 
 def _short(message, limit: int = 120) -> str:

@@ -28,6 +28,8 @@ from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
 from ..harness.project import SAMPLES
 from ..harness.sample import check_sample, tests_sha256
+from ..harness.words import json_kind
+from ..models.json_difference import excerpt, where_different
 from ..models.provenance import SOURCES
 from .harness_setup import setup_problem
 
@@ -194,35 +196,52 @@ def _turns_problem(turns: list, wire_format: str) -> str | None:
                     f"turn {number}, chunk {index} is not an object with a JSON-object "
                     "'chunk' and a non-negative arrival time 'at'"
                 )
-            if "line" in entry and not _line_holds(entry["line"], entry["chunk"], wire_format):
-                return (
-                    f"turn {number}, chunk {index}: its 'line' is not "
-                    + (
-                        "one line of JSON text"
-                        if wire_format == "ollama"
-                        else "a server-sent event whose data is JSON text"
-                    )
-                    + " equal to its 'chunk'"
-                )
+            problem = _line_problem(entry, wire_format) if "line" in entry else None
+            if problem:
+                return f"turn {number}, chunk {index}: {problem}"
         if "error" in turn and not isinstance(turn["error"], str):
             return f"turn {number}: 'error' is not text"
     return None
 
 
-def _line_holds(line, chunk: dict, wire_format: str) -> bool:
-    """Whether a kept line holds the chunk itself: one NDJSON line (Ollama's), or one
-    server-sent event whose ``data`` field is the chunk's JSON (OpenAI's, Anthropic's)."""
-    if not isinstance(line, str) or (wire_format == "ollama" and "\n" in line):
-        return False
-    if wire_format != "ollama":
+#: What to do when a chunk and its kept line disagree (the recording was edited by hand).
+LINE_ADVICE = (
+    "A recording keeps each chunk twice, as the server sent it ('line') and read as JSON "
+    "('chunk'): edit both alike, or delete the 'line' (a replay then sends the chunk as "
+    "JSON), or restore the file as it was recorded."
+)
+
+
+def _line_problem(entry: dict, wire_format: str) -> str | None:
+    """What is wrong with the line a chunk's entry kept, or None: it must be the chunk itself,
+    one NDJSON line (Ollama's) or one server-sent event whose ``data`` field is the chunk's
+    JSON (the other formats)."""
+    line, chunk = entry["line"], entry["chunk"]
+    if not isinstance(line, str):
+        return f"its 'line' is {json_kind(line)}, not text. {LINE_ADVICE}"
+    if wire_format == "ollama":
+        if "\n" in line:
+            return f"its 'line' holds more than one line of text. {LINE_ADVICE}"
+        text = line
+    else:
         data = [part[5:].removeprefix(" ") for part in line.split("\n") if part.startswith("data:")]
         if len(data) != 1:
-            return False
-        line = data[0]
+            return (
+                f"its 'line' holds {len(data)} 'data:' fields; a server-sent event carries its "
+                f"chunk in one. {LINE_ADVICE}"
+            )
+        text = data[0]
     try:
-        return json.loads(line) == chunk
-    except (ValueError, RecursionError):
-        return False
+        sent = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return f"its 'line' is not JSON text ({exc}): {excerpt(text)}. {LINE_ADVICE}"
+    place = where_different(sent, chunk)
+    if place is None:
+        return None
+    return (
+        f"its 'line' and its 'chunk' differ at {place.where}: the line has {place.first}, "
+        f"the chunk has {place.other}. {LINE_ADVICE}"
+    )
 
 
 def _events_problem(recording: dict) -> str | None:
@@ -238,7 +257,8 @@ def _events_problem(recording: dict) -> str | None:
     if requests > len(recording["turns"]):
         return (
             f"its events make {requests} model requests but it holds "
-            f"{len(recording['turns'])} turns"
+            f"{len(recording['turns'])} turns; both come from one run, so one of them was "
+            "edited: restore the file as it was recorded, or record the run again"
         )
     return None
 
@@ -273,7 +293,8 @@ def _sample_mismatch(recording: dict) -> str | None:
     if recorded != current:
         return (
             f"it was recorded against a different sample: its test file had sha256 "
-            f"{recorded[:12]}..., this course's has {current[:12]}..."
+            f"{recorded[:12]}..., this course's has {current[:12]}...: replay it with the "
+            "labkit it was recorded with, or record the run again with this one"
         )
     return None
 

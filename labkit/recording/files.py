@@ -52,8 +52,31 @@ def load_recording(name) -> dict:
             f"{path}: cannot be read (no such file here, nor among the "
             f"course's recordings: {', '.join(course_recordings())})"
         )
-    recording = _read_json(path)
-    return check_recording(recording, where=str(path))
+    try:
+        return check_recording(_read_json(path), where=str(path))
+    except RecordingError as exc:
+        restore = _restore_hint(path)
+        if restore is None:
+            raise
+        raise RecordingError(f"{exc} {restore}") from None
+
+
+def _restore_hint(path: Path) -> str | None:
+    """How to get back one of the course's recordings as shipped, or None for another file."""
+    try:
+        if path.resolve().parent != RECORDINGS_DIR:
+            return None
+    except OSError:
+        return None
+    clone = RECORDINGS_DIR.parent
+    if (clone / ".git").exists():
+        how = f"restore it with `git -C {clone} checkout -- recordings/{path.name}`"
+    else:
+        how = (
+            "install labkit's wheel again to restore it (pip install --force-reinstall "
+            "--no-deps, with the wheel you installed)"
+        )
+    return f"It is one of the course's recordings, which must stay as shipped: {how}."
 
 
 def _read_json(path: Path):

@@ -71,6 +71,7 @@ class Lesson:
     schemas: tuple[str, str] | None = None  # a schema inspector: (tool to pick, text it shows)
     search_replace: str | None = None  # a SEARCH/REPLACE stepper: what its last step says
     traffic: str | None = None  # the recording whose MCP traffic an MCPTrafficView steps
+    plan: str | None = None  # a plan stepper: what its second step says and its first does not
 
     def __str__(self) -> str:
         return self.name
@@ -94,6 +95,7 @@ LESSONS = [
         schemas=("edit", "functions.edit:"),
         search_replace="the end of the text: 1 block(s): path_rules.py",
     ),
+    Lesson("10_ground_state", plan="update 2 of 4"),
     Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
     Lesson("13_finding_code", conversation=("finding_symbols.json", 8)),
@@ -252,8 +254,16 @@ def see_lesson_run_and_step_its_widgets(lesson, lab, page) -> None:
         if lesson.schemas:
             check_schema_inspector(inspector, *lesson.schemas)
         if lesson.search_replace:
-            check_search_replace_stepper(
-                notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"), lesson.search_replace
+            check_next_shows(
+                notebook.panel.locator(".labkit-sr-stepper.jupyter-widgets"),
+                lesson.search_replace,
+                "SEARCH/REPLACE stepper (.labkit-sr-stepper)",
+            )
+        if lesson.plan:
+            check_next_shows(
+                notebook.panel.locator(".labkit-plan-stepper.jupyter-widgets"),
+                lesson.plan,
+                "plan stepper (.labkit-plan-stepper)",
             )
         if lesson.traffic:
             traffic = notebook.panel.locator(".labkit-traffic.jupyter-widgets")
@@ -496,10 +506,11 @@ def check_schema_inspector(inspector, tool: str, shown: str) -> None:
     expect(inspector.first.locator(".labkit-schema")).to_contain_text(shown, timeout=30_000)
 
 
-def check_search_replace_stepper(stepper, last: str) -> None:
-    """Next walks the parser to the end of the text, where it says what it read."""
-    assert stepper.count(), "the lesson shows no live SEARCH/REPLACE stepper (.labkit-sr-stepper)"
+def check_next_shows(stepper, shown: str, what: str) -> None:
+    """Next shows ``shown``, which the stepper's first step does not (a plan stepper's second
+    update; a SEARCH/REPLACE stepper's end of the text, where it says what it read)."""
+    assert stepper.count(), f"the lesson shows no live {what}"
     stepper.first.scroll_into_view_if_needed()
-    expect(stepper.first).not_to_contain_text(last)
+    expect(stepper.first).not_to_contain_text(shown)
     stepper.first.locator(".labkit-next").click()
-    expect(stepper.first).to_contain_text(last, timeout=30_000)
+    expect(stepper.first).to_contain_text(shown, timeout=30_000)

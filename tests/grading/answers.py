@@ -2788,6 +2788,339 @@ def $name(action, profile):
     ),
 ]
 
+
+# --- lesson 10: the ground state ---------------------------------------------------------------
+
+ANSWER_NAMES.update(
+    {
+        "check_system_prompt": "system_prompt",
+        "check_subagent_result": "subagent_result",
+        "check_ordered_results": "ordered_results",
+    }
+)
+#: What lesson 10's first answer cell gives above the learner's code.
+PROMPT_GIVEN = """
+import posixpath
+
+TITLES = {"tool_policy": "Tool policy", "skills": "Skills"}
+MARKER = "\\n[labkit: the last {left} of {total} bytes of {name} were left out]"
+"""
+_OUTSIDE = """
+def outside(target):
+    if target is None:
+        return False
+    return target.startswith("/") or posixpath.normpath(target).split("/")[0] == ".."
+"""
+_SECTIONS = """
+    sections = [parts["base"]] if parts.get("base") else []
+    for name in ("tool_policy", "skills"):
+        if parts.get(name):
+            sections.append("## " + TITLES[name] + "\\n" + parts[name])
+"""
+_CUT = """
+def cut(data, cap):
+    end = min(cap, len(data))
+    while 0 < end < len(data) and data[end] & 0xC0 == 0x80:
+        end -= 1
+    return end
+"""
+
+
+def _prompt(sections=_SECTIONS, refuse="outside(f['links_to']) or b'\\0' in data", keep=None):
+    keep = keep or (
+        "    end = cut(data, cap)\n"
+        "    kept = data[:end].decode('utf-8')\n"
+        "    if end < len(data):\n"
+        "        kept += MARKER.format(left=len(data) - end, total=len(data), name=f['name'])\n"
+    )
+    return (
+        PROMPT_GIVEN
+        + _OUTSIDE
+        + _CUT
+        + "\ndef $name(parts, project_file, cap):"
+        + sections
+        + "    f = project_file\n"
+        + "    if f is None:\n"
+        + "        return '\\n\\n'.join(sections)\n"
+        + "    data = f['text'].encode('utf-8')\n"
+        + f"    if not data or {refuse}:\n"
+        + "        return '\\n\\n'.join(sections)\n"
+        + keep
+        + "    sections.append('## Project instructions (' + f['name'] + ')\\n' + kept)\n"
+        + "    return '\\n\\n'.join(sections)\n"
+    )
+
+
+RIGHT["check_system_prompt"] = _prompt()  # another style than the lesson's
+WRONG["check_system_prompt"] = [
+    Answer(
+        "puts the project file before the skills",
+        _prompt(
+            sections=_SECTIONS,
+            keep=(
+                "    end = cut(data, cap)\n"
+                "    kept = data[:end].decode('utf-8')\n"
+                "    if end < len(data):\n"
+                "        kept += MARKER.format(left=len(data) - end, total=len(data), "
+                "name=f['name'])\n"
+                "    skills = [s for s in sections if s.startswith('## Skills')]\n"
+                "    sections = [s for s in sections if s not in skills]\n"
+                "    sections.append('## Project instructions (' + f['name'] + ')\\n' + kept)\n"
+                "    return '\\n\\n'.join(sections + skills)\n"
+            ),
+        ),
+        "not in the documented order",
+    ),
+    Answer(
+        "keeps the parts in the order given",
+        _prompt(
+            sections="""
+    sections = []
+    for name, text in parts.items():
+        if text:
+            sections.append(text if name == "base" else "## " + TITLES[name] + "\\n" + text)
+"""
+        ),
+        "not in the documented order",
+    ),
+    Answer(
+        "cuts inside a multibyte character",
+        _prompt(
+            keep=(
+                "    end = min(cap, len(data))\n"
+                "    kept = data[:end].decode('utf-8', errors='replace')\n"
+                "    if end < len(data):\n"
+                "        kept += MARKER.format(left=len(data) - end, total=len(data), "
+                "name=f['name'])\n"
+            )
+        ),
+        "inside a character",
+    ),
+    Answer(
+        "drops the split character's bytes but counts from the cap",
+        _prompt(
+            keep=(
+                "    end = min(cap, len(data))\n"
+                "    kept = data[:end].decode('utf-8', errors='ignore')\n"
+                "    if end < len(data):\n"
+                "        kept += MARKER.format(left=len(data) - end, total=len(data), "
+                "name=f['name'])\n"
+            )
+        ),
+        "marker's counts",
+    ),
+    Answer(
+        "loses the marker",
+        _prompt(keep="    kept = data[:cut(data, cap)].decode('utf-8')\n"),
+        "marker saying how many bytes were left out is missing",
+    ),
+    Answer(
+        "caps characters, not bytes",
+        _prompt(
+            keep=(
+                "    text = f['text']\n"
+                "    kept = text[:cap]\n"
+                "    if len(text) > cap:\n"
+                "        kept += MARKER.format(left=len(data) - len(kept.encode()), "
+                "total=len(data), name=f['name'])\n"
+            )
+        ),
+        "marker's counts",
+    ),
+    Answer(
+        "reads a file outside the workspace",
+        _prompt(refuse="b'\\0' in data"),
+        "should not be in the prompt here",
+    ),
+    Answer(
+        "keeps a binary file",
+        _prompt(refuse="outside(f['links_to'])"),
+        "should not be in the prompt here",
+    ),
+    Answer(
+        "keeps the heading of an empty part",
+        _prompt(
+            sections="""
+    sections = [parts["base"]] if parts.get("base") else []
+    for name in ("tool_policy", "skills"):
+        if name in parts:
+            sections.append("## " + TITLES[name] + "\\n" + parts[name])
+"""
+        ),
+        "not the parts assembled as the rules say",
+    ),
+    Answer(
+        "takes an absolute link for one inside",
+        _prompt(refuse="b'\\0' in data or str(f['links_to']).startswith('..')"),
+        "should not be in the prompt here",
+        hidden=True,
+    ),
+]
+
+RESULT_GIVEN = """
+BROKEN_TURN = ("model_error", "incomplete_model_turn", "malformed_model_turn")
+"""
+
+
+def _result(answer_turn="stop['turns'] - 1 if stop['reason'] in BROKEN_TURN else stop['turns']",
+            detail="    if stop['reason'] != 'assistant_finished':\n"
+                   "        result['detail'] = stop['detail']\n",
+            first="", answer=None):  # fmt: skip
+    answer = answer or (
+        "    answer = ''.join(e['text'] for e in events\n"
+        "                     if e['type'] == 'text_delta' and e['turn'] == last)\n"
+    )
+    return (
+        RESULT_GIVEN
+        + "\ndef $name(events):\n"
+        + "    stop = events[-1]\n"
+        + first
+        + f"    last = {answer_turn}\n"
+        + answer
+        + "    result = {'answer': answer, 'stop_reason': stop['reason'],\n"
+        + "              'turns': stop['turns'], 'tool_calls': stop['tool_calls']}\n"
+        + detail
+        + "    return result\n"
+    )
+
+
+RIGHT["check_subagent_result"] = _result()
+WRONG["check_subagent_result"] = [
+    Answer(
+        "returns the child's whole transcript",
+        _result(
+            detail="    result['events'] = events\n"
+            "    if stop['reason'] != 'assistant_finished':\n"
+            "        result['detail'] = stop['detail']\n"
+        ),  # fmt: skip
+        "transcript went back to the parent",
+    ),
+    Answer(
+        "drops the detail when the child did not finish",
+        _result(detail=""),
+        "must say why",
+    ),
+    Answer(
+        "drops the stop reason when the child did not finish",
+        _result(
+            detail="    if stop['reason'] != 'assistant_finished':\n"
+            "        del result['stop_reason']\n"
+            "        result['detail'] = stop['detail']\n"
+        ),
+        "stop reason is missing",
+    ),
+    Answer(
+        "raises on a child's model_error",
+        _result(
+            first="    if stop['reason'] == 'model_error':\n"
+            "        raise RuntimeError(stop['error'])\n"
+        ),
+        "raised RuntimeError",
+    ),
+    Answer(
+        "joins the text of every turn",
+        _result(
+            answer="    answer = ''.join(e['text'] for e in events if e['type'] == 'text_delta')\n"
+        ),
+        "last reply that ended",
+    ),
+    Answer(
+        "takes the broken turn's partial text",
+        _result(answer_turn="stop['turns']"),
+        "last reply that ended",
+    ),
+    Answer(
+        "gives a finished child a detail too",
+        _result(detail="    result['detail'] = stop['detail']\n"),
+        "has no 'detail'",
+    ),
+    Answer(
+        "counts only model_error as a broken turn",
+        _result(
+            answer_turn="stop['turns'] - 1 if stop['reason'] == 'model_error' else stop['turns']"
+        ),
+        "last reply that ended",
+        hidden=True,
+    ),
+]
+
+RIGHT["check_ordered_results"] = """
+def $name(calls, finished):
+    by_id = {}
+    for entry in finished:
+        by_id[entry["id"]] = entry["result"]
+    out = []
+    for c in calls:
+        late = {"error": c["name"] + " did not finish in time"}
+        out.append({"id": c["id"], "name": c["name"], "result": by_id.get(c["id"], late)})
+    return out
+"""
+WRONG["check_ordered_results"] = [
+    Answer(
+        "keeps the completion order",
+        """
+def $name(calls, finished):
+    names = {c["id"]: c["name"] for c in calls}
+    out = [{"id": e["id"], "name": names[e["id"]], "result": e["result"]} for e in finished]
+    done = {e["id"] for e in finished}
+    out += [{"id": c["id"], "name": c["name"],
+             "result": {"error": c["name"] + " did not finish in time"}}
+            for c in calls if c["id"] not in done]
+    return out
+""",
+        "not in the order the calls were asked",
+    ),
+    Answer(
+        "loses a failed call",
+        """
+def $name(calls, finished):
+    by_id = {e["id"]: e["result"] for e in finished}
+    return [{"id": c["id"], "name": c["name"],
+             "result": by_id.get(c["id"], {"error": c["name"] + " did not finish in time"})}
+            for c in calls if "error" not in by_id.get(c["id"], {})]
+""",
+        "call(s) lost",
+    ),
+    Answer(
+        "loses a call that never ended",
+        """
+def $name(calls, finished):
+    by_id = {e["id"]: e["result"] for e in finished}
+    return [{"id": c["id"], "name": c["name"], "result": by_id[c["id"]]}
+            for c in calls if c["id"] in by_id]
+""",
+        "call(s) lost",
+    ),
+    Answer(
+        "pairs results with calls by position",
+        """
+def $name(calls, finished):
+    out = []
+    for n, c in enumerate(calls):
+        result = finished[n]["result"] if n < len(finished) else {
+            "error": c["name"] + " did not finish in time"}
+        out.append({"id": c["id"], "name": c["name"], "result": result})
+    return out
+""",
+        "each call with its own result",
+    ),
+    Answer(
+        "quadratic: searches the finished list for each call",
+        """
+def $name(calls, finished):
+    out = []
+    for c in calls:
+        result = {"error": c["name"] + " did not finish in time"}
+        for e in finished:
+            if e["id"] == c["id"]:
+                result = e["result"]
+        out.append({"id": c["id"], "name": c["name"], "result": result})
+    return out
+""",
+        "grows faster than the input",
+    ),
+]
+
 # --- Lesson 13: BM25's top K, and a server's locations as a compact result ------------------
 
 #: What lesson 13's answer cells give above the learner's code.

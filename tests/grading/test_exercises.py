@@ -85,6 +85,9 @@ ARGUMENTS = {
     "check_mcp_to_tool_schema": "mcp_tool, provider",
     "check_hook_decision": "hook_output, exit_code",
     "check_layers": "action, profile",
+    "check_system_prompt": "parts, project_file, cap",
+    "check_subagent_result": "events",
+    "check_ordered_results": "calls, finished",
     "check_rank_chunks": "query_terms, chunks, k",
     "check_references_to_result": "lsp_locations, root, cap",
 }
@@ -280,6 +283,14 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.mcp_tools",
         "labkit.lessons.extension",
         "labkit.extensions.mcp_server",
+        "labkit.harness.system_prompt",
+        "labkit.harness.skills",
+        "labkit.harness.todo",
+        "labkit.harness.subagents",
+        "labkit.harness.parallel",
+        "labkit.harness.byte_cuts",
+        "labkit.lessons.ground_state",
+        "labkit.recording.family",
         "labkit.harness.bm25",
         "labkit.harness.chunking",
         "labkit.harness.retrieval",
@@ -365,9 +376,10 @@ def test_each_failure_case_stops_as_the_lesson_explains_and_together_they_show_e
         "server_down": ("model_error", 0, 1),
         "empty_response": ("empty_response", 0, 1),
         "malformed": ("malformed_model_turn", 0, 1),
+        "tools_died": ("tools_failed", 1, 1),
     }
     shown = {reason for reason, _, _ in stops.values()} | {BOUNDED_SHOWN}
-    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all six
+    assert shown == set(STOP_REASONS)  # with the bounded run, lesson 05 shows all seven
 
 
 def test_each_run_exercise_5b_asks_about_stops_as_the_check_expects():

@@ -57,6 +57,7 @@ EXERCISES = {
     "07_permissions": 2,
     "08_context_budget": 2,
     "09_toolkit": 2,
+    "10_ground_state": 3,
     "11_extension": 2,
     "12_sandbox": 1,
     "13_finding_code": 2,
@@ -118,6 +119,9 @@ LEARNERS = {
         ),
         "check_hook_decision": wrong("check_hook_decision", "garbage on stdout taken as allow"),
         "check_layers": wrong("check_layers", "credits the gate with what only the sandbox stops"),
+        "check_system_prompt": wrong("check_system_prompt", "cuts inside a multibyte character"),
+        "check_subagent_result": wrong("check_subagent_result", "raises on a child's model_error"),
+        "check_ordered_results": wrong("check_ordered_results", "keeps the completion order"),
         "check_rank_chunks": wrong(
             "check_rank_chunks", "raw term frequency, no length normalisation"
         ),

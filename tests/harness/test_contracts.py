@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FakeTools, ListChat, call, final_text_turn, tool_turn
+from lesson10_tools import Notes
 
 from labkit import failure_cases, load_recording, run_case
 from labkit.harness import EVENT_TYPES, FORMATS, STOP_REASONS, Chat, RepoTools, Tools, agent_events
@@ -18,6 +19,8 @@ from labkit.harness.contracts import ToolsFailed
 from labkit.harness.gate import Gate, Policy
 from labkit.harness.hooks import HookSet, PythonHook
 from labkit.harness.shell import ShellTools
+from labkit.harness.subagents import Subagents
+from labkit.harness.toolset import Joined
 from labkit.models import AnthropicModel, OllamaModel, OpenAIModel, ReplayModel, ScriptedChat
 from labkit.recording.attempt import CapturingChat
 
@@ -128,6 +131,9 @@ def runs():
                 )
             )
         )
+    agents = Subagents(ListChat(), Notes, chat_for=lambda task: ListChat(final_text_turn("A.")))
+    parent = ListChat(tool_turn(call("delegate", task="look")), final_text_turn("done."))
+    found.append(list(agent_events(parent, Joined(Notes(), agents), "task")))
     return found
 
 

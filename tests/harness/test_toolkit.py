@@ -157,10 +157,16 @@ def test_glob_patterns(pattern, path, expected):
     assert glob_match(pattern_parts(pattern), path) is expected
 
 
-def test_a_pattern_of_many_stars_ends_quickly():
-    start = time.perf_counter()
-    assert not glob_match(pattern_parts("**/a" * 40 + "/x"), "/".join(["a"] * 60) + "/y")
-    assert time.perf_counter() - start < 2
+def test_a_pattern_of_many_stars_costs_in_proportion_to_its_length():
+    """A matcher that backtracks takes time exponential in the stars (40 of them would never
+    end); the table match's cost grows with the pattern and the path."""
+    from growth import LINEAR_AT_8X, growth
+
+    def match(n):
+        return glob_match(pattern_parts("**/a" * n + "/x"), "/".join(["a"] * (n + 20)) + "/y")
+
+    assert not match(40)
+    assert growth(match, 5, 40) < LINEAR_AT_8X * 8  # pattern times path: at most 64-fold
 
 
 def test_glob_is_sorted_skips_hidden_files_and_is_capped(kit):
@@ -227,9 +233,8 @@ def test_grep_cuts_long_output_head_and_tail(kit):
 
 def test_a_catastrophic_pattern_ends_at_once_and_a_bad_one_is_a_tool_error(kit):
     (kit.root / "a.txt").write_text("a" * 100_000 + "!\n")
-    start = time.perf_counter()
+    # ripgrep's engine has no backtracking: an answer, not the 10 s timeout's error
     assert run(kit, "grep", pattern="(a+)+$")["files"] == []
-    assert time.perf_counter() - start < 5
     assert "regular expression" in run(kit, "grep", pattern="(unclosed")["error"]
 
 

@@ -155,7 +155,7 @@ def test_a_request_past_the_end_of_the_recording_says_so():
     with serve_recording(recorded) as server:
         stop = run_loop(OllamaModel(host=server.url), recorded["task"], max_turns=3)[-1]
     assert stop["reason"] == "model_error" and stop["turns"] == 2
-    assert "the recording has 1 turns, but this is request 2" in stop["error"]
+    assert "the recording has 1 turn, but this is request 2" in stop["error"]
 
 
 def test_the_loop_closes_a_stream_it_abandons():

@@ -107,7 +107,7 @@ def test_anthropic_consecutive_user_messages_are_one_as_the_api_combines_them():
         ),
         (
             [*RECORDED[:3], {"role": "user", "content": [RESULT, RESULT]}],
-            "message 3 (user) differs at content: the recording has 1 items but the harness "
+            "message 3 (user) differs at content: the recording has 1 item but the harness "
             "sent 2 items",
         ),
     ],

@@ -15,6 +15,7 @@ from labkit import (
 )
 from labkit.recording import compact_event, replay_harness, stop_of
 from labkit.recording.contents import recording_problem
+from labkit.recording.family import FAMILIES
 from labkit.recording.replaying import difference
 from labkit.recording.scenarios import NEW_LINE, SCENARIOS, scripted_recording
 
@@ -74,7 +75,7 @@ def test_the_repair_in_each_wire_format_gives_the_same_events_and_says_its_forma
         (
             "openai",
             lambda r: r["turns"][0]["chunks"][0].update(line="not an event"),
-            "a server-sent event whose data is JSON text equal to its 'chunk'",
+            "its 'line' holds 0 'data:' fields; a server-sent event carries its chunk in one",
         ),
         (
             "openai",
@@ -192,7 +193,10 @@ def test_replay_asked_for_more_turns_than_recorded_says_so():
             agent_events(ReplayModel(recording), RepoTools(root), recording["task"], max_turns=3)
         )
     assert events[-1]["reason"] == "model_error"
-    assert "has 1 turns, but this is request 2 of the conversation" in events[-1]["error"]
+    assert (
+        "has 1 turn, but this is request 2 of the conversation: the recorded run stopped there"
+        in events[-1]["error"]
+    )
 
 
 def test_save_is_atomic_and_round_trips(tmp_path):
@@ -338,7 +342,8 @@ REAL = {"gemma3_270m_llamacpp": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d
 
 
 def test_every_committed_recording_is_the_scripts_or_names_the_model_that_wrote_it():
-    assert {path.stem for path in RECORDINGS.glob("*.json")} == set(SCENARIOS) | set(REAL)
+    found = {path.stem for path in RECORDINGS.glob("*.json")}
+    assert found == set(SCENARIOS) | set(FAMILIES) | set(REAL)
 
 
 @pytest.mark.parametrize("name", sorted(REAL))

@@ -63,12 +63,17 @@ def test_the_difference_names_the_first_event_or_the_final_tests_that_differ():
     recording = load_recording(REPAIR)
     replayed = copy.deepcopy(recording)
     assert difference(recording, replayed) is None
-    replayed["events"][3]["name"] = "other_tool"
-    assert difference(recording, replayed) == "event 3 differs from the recorded one"
+    replayed["events"][4]["name"] = "other_tool"
+    assert difference(recording, replayed).startswith(
+        "event 5 (tool_start of turn 2) differs from the recorded one at name, character 0: "
+        'the recording has "read_file", the replay gave "other_tool". '
+    )
     assert difference(recording, replayed, compare_outcome=False) is None
     replayed = copy.deepcopy(recording)
     replayed["checks"]["after"]["passed"] = 0
-    assert difference(recording, replayed).startswith("final tests {")
+    assert difference(recording, replayed).startswith(
+        "the final tests differ at passed: the recording has 4, the replay gave 0. "
+    )
 
 
 def test_a_request_the_replay_refused_is_the_difference_whatever_the_budget():

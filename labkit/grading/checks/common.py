@@ -64,6 +64,15 @@ def new_seed() -> int:
     return random.SystemRandom().randrange(10**6)
 
 
+def with_drawn(fixed: list, hidden: list, draw_one) -> tuple[list, random.Random]:
+    """The fixed cases, the hidden ones given, and ``DRAWN`` cases drawn afresh (their seed
+    in their label); and the draw, for what the check draws next."""
+    seed = new_seed()
+    draw = random.Random(seed)
+    drawn = [(f"drawn case {n} (seed {seed})", draw_one(draw), "") for n in range(1, DRAWN + 1)]
+    return fixed + hidden + drawn, draw
+
+
 def tool_message(name: str, result) -> dict:
     """The reference: a tool message is the tool's name and its result as JSON text."""
     return {"role": "tool", "tool_name": name, "content": json.dumps(result)}

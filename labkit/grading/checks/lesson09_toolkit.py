@@ -12,7 +12,7 @@ import inspect
 import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
-from .common import DRAWN, learner_answer, new_seed
+from .common import learner_answer, with_drawn
 
 __all__ = ["check_apply_edit", "check_parse_search_replace"]
 
@@ -109,19 +109,10 @@ def _drawn_edit(draw: random.Random) -> list:
     return [text, old, draw.choice(["", "Q", "R\nS"]), draw.random() < 0.3]
 
 
-def _with_drawn(fixed: list, hidden: list, draw_one) -> tuple[list, random.Random]:
-    """The fixed cases, the hidden ones given, and ``DRAWN`` cases drawn afresh (their seed
-    in their label); and the draw, for what the check draws next."""
-    seed = new_seed()
-    draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", draw_one(draw), "") for n in range(1, DRAWN + 1)]
-    return fixed + hidden + drawn, draw
-
-
 def check_apply_edit(apply_edit, *, hidden: bool = False) -> None:
     """``apply_edit(text, old, new, replace_all=False)`` edits exactly, or raises by name."""
     answer = learner_answer(apply_edit, "apply_edit")
-    listed, _ = _with_drawn(EDIT_CASES, HIDDEN_EDIT_CASES if hidden else [], _drawn_edit)
+    listed, _ = with_drawn(EDIT_CASES, HIDDEN_EDIT_CASES if hidden else [], _drawn_edit)
     cases = []
     for label, arguments, hint in listed:
         expected = edit_reference(*arguments)
@@ -296,7 +287,7 @@ def _drawn_parse(draw: random.Random) -> str:
 def check_parse_search_replace(parse_search_replace, *, hidden: bool = False) -> None:
     """``parse_search_replace(text)`` reads blocks or raises by name, in linear time."""
     answer = learner_answer(parse_search_replace, "parse_search_replace")
-    listed, draw = _with_drawn(PARSE_CASES, HIDDEN_PARSE_CASES if hidden else [], _drawn_parse)
+    listed, draw = with_drawn(PARSE_CASES, HIDDEN_PARSE_CASES if hidden else [], _drawn_parse)
     cases = []
     for label, text, hint in listed:
         expected = blocks_reference(text)
