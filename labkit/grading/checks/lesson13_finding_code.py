@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote
 
 from ..feedback import Case, run_cases, show
 from ..isolated import same
-from .common import DRAWN, learner_answer, new_seed
+from .common import learner_answer, with_drawn
 
 __all__ = ["check_rank_chunks", "check_references_to_result"]
 
@@ -179,15 +179,12 @@ def drawn_ranking(draw: random.Random) -> tuple[list, list, int]:
 def check_rank_chunks(rank_chunks, *, hidden: bool = False) -> None:
     """``rank_chunks(query_terms, chunks, k)``: BM25's best ``k`` chunk indices."""
     answer = learner_answer(rank_chunks, "rank_chunks")
-    seed = new_seed()
-    draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", *drawn_ranking(draw), "") for n in range(DRAWN)]
-    cases = [
-        Case(label, [query, chunks, k], bm25_top(query, chunks, k), hint=hint)
-        for label, query, chunks, k, hint in RANK_CASES
-        + (HIDDEN_RANK_CASES if hidden else [])
-        + drawn
+    fixed = [(label, (query, chunks, k), hint) for label, query, chunks, k, hint in RANK_CASES]
+    more = [
+        (label, (query, chunks, k), hint) for label, query, chunks, k, hint in HIDDEN_RANK_CASES
     ]
+    tried, _ = with_drawn(fixed, more if hidden else [], drawn_ranking)
+    cases = [Case(label, list(given), bm25_top(*given), hint=hint) for label, given, hint in tried]
     run_cases(answer, cases, _rank_problem, what="rank_chunks")
 
 
@@ -374,9 +371,11 @@ def drawn_locations(draw: random.Random) -> tuple[list, int]:
 def check_references_to_result(references_to_result, *, hidden: bool = False) -> None:
     """``references_to_result(locations, root, cap)``: the compact tool result."""
     answer = learner_answer(references_to_result, "references_to_result")
-    seed = new_seed()
-    draw = random.Random(seed)
-    drawn = [(f"drawn case {n} (seed {seed})", *drawn_locations(draw), "") for n in range(DRAWN)]
+    fixed = [(label, (locations, cap), hint) for label, locations, cap, hint in REFERENCE_CASES]
+    more = [
+        (label, (locations, cap), hint) for label, locations, cap, hint in HIDDEN_REFERENCE_CASES
+    ]
+    tried, _ = with_drawn(fixed, more if hidden else [], drawn_locations)
     cases = [
         Case(
             label,
@@ -385,9 +384,7 @@ def check_references_to_result(references_to_result, *, hidden: bool = False) ->
             hint=hint,
             shown=f"{answer.name}({show(locations, 400)}, {ROOT!r}, {cap})",
         )
-        for label, locations, cap, hint in REFERENCE_CASES
-        + (HIDDEN_REFERENCE_CASES if hidden else [])
-        + drawn
+        for label, (locations, cap), hint in tried
     ]
     run_cases(answer, cases, _reference_problem, what="references_to_result")
 
