@@ -34,11 +34,20 @@ from conftest import WHEEL_COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
     "sample_repo": "labkit/harness/sample_repo",
+    "sample_project": "labkit/harness/sample_project",  # lesson 13's larger sample
     "recordings": "labkit/course/recordings",
     "notebooks": "labkit/course/notebooks",
 }
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
-SOURCES = ("labkit", "sample_repo", "recordings", "notebooks", "pyproject.toml", "README.md")
+SOURCES = (
+    "labkit",
+    "sample_repo",
+    "sample_project",
+    "recordings",
+    "notebooks",
+    "pyproject.toml",
+    "README.md",
+)
 
 
 def course_files(folder: str) -> set:
