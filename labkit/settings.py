@@ -7,11 +7,13 @@ it names them for the rest of the course (the turn budget too is the loop's own:
 models, the servers, grading, where files are) is set here; which provider reads which
 variable is ``labkit.models.providers``'s table.
 
-The sample repository, the recordings, the lessons and the pinned versions are package
-data: in a clone ``labkit/harness/sample_repo``, ``labkit/course/recordings``,
-``labkit/course/notebooks`` and ``labkit/course/requirements.lock`` are symbolic links to
-the top-level folders and file of those names, and the wheel carries them. Both are found
-the same way, through ``importlib.resources``: nothing here assumes a checkout.
+The sample repository, the recordings, the student edition of the lessons and the pinned
+versions are package data: in a clone ``labkit/harness/sample_repo``, ``labkit/course/recordings``,
+``labkit/course/edition`` and ``labkit/course/requirements.lock`` are symbolic links to the
+top-level folders and file of those names, and the wheel carries them. Both are found the same
+way, through ``importlib.resources``: nothing here assumes a checkout. The lessons with their
+reference answers are not labkit's: they are in the instructor's package, ``labkit_answers``
+(``NOTEBOOKS_DIR`` is None where it is not installed, as in a workshop's image).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from .harness.sample import CHECK_TIMEOUT, SAMPLE_DIR  # noqa: F401
+from .harness.sandbox import Limits
 from .harness.tools import TEST_TIMEOUT  # noqa: F401
 
 # --- The live model ---------------------------------------------------------------------------
@@ -62,6 +65,26 @@ SERVER_REQUEST_TIMEOUT = 10.0  # seconds for a request's headers and body to arr
 # --- Grading ----------------------------------------------------------------------------------
 CELL_TIMEOUT = 120  # seconds a notebook cell may run under autograde before it is interrupted
 ANSWER_TIMEOUT = 30  # seconds a learner's answer may run for one check
+NOTEBOOK_TIMEOUT = 1800  # seconds a whole notebook may run under autograde (then: 0, named)
+#: What a learner's kernel may use while it is graded, in its sandbox (labkit.grading.sandboxes):
+#: a whole lesson runs there (servers, test runs, sample copies in /tmp).
+KERNEL_LIMITS = Limits(
+    cpu_seconds=NOTEBOOK_TIMEOUT,
+    memory_bytes=4 << 30,
+    open_files=1024,
+    file_bytes=64 << 20,
+    processes=128,
+    tmp_bytes=256 << 20,
+)
+#: What one run of a learner's answer may use (a pure function of JSON data: little).
+ANSWER_LIMITS = Limits(
+    cpu_seconds=2 * ANSWER_TIMEOUT,
+    memory_bytes=2 << 30,
+    open_files=64,
+    file_bytes=16 << 20,
+    processes=16,
+    tmp_bytes=16 << 20,
+)
 
 
 def package_folder(*parts: str) -> Path:
@@ -80,7 +103,11 @@ def package_folder(*parts: str) -> Path:
 
 # --- Folders ----------------------------------------------------------------------------------
 RECORDINGS_DIR = package_folder("course", "recordings")  # the course's recordings, found by name
-NOTEBOOKS_DIR = package_folder("course", "notebooks")  # the lessons with their reference answers
+EDITION_DIR = package_folder("course", "edition")  # the student edition: the lessons, no answers
+try:  # the lessons with their reference answers: in the instructor's package, not in labkit
+    from labkit_answers import NOTEBOOKS_DIR
+except ImportError:
+    NOTEBOOKS_DIR = None
 #: The versions the course is tested with (requirements.lock, carried by the wheel), for
 #: `python -m labkit constraints`.
 CONSTRAINTS_FILE = package_folder("course") / "requirements.lock"

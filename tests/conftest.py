@@ -27,7 +27,7 @@ WHEEL_COMMANDS = (
     "pip install -r pins.txt",
     'pip install "dist/labkit-0.1.0-py3-none-any.whl[course]"',
     "pip install -r requirements.lock labkit-0.1.0-py3-none-any.whl",
-    "pip install -c pins.txt nbgrader",
+    "pip wheel --no-deps -w dist instructor/",  # the instructor's package, built beside labkit's
 )
 
 
@@ -49,10 +49,12 @@ def _sample_digest():
 #: timeouts of test_test_run_faults.py among them: it waits more than it computes).
 LONGEST_FIRST = (
     "grading/test_student_edition.py",
+    "grading/test_parallel_grading.py",
     "browser/test_lessons_in_jupyterlab.py",
     "test_package.py",
     "test_suggested_commands.py",
     "grading/test_exercises.py",
+    "grading/test_exchange.py",
     "lessons/test_notebooks_papermill.py",
     "recording/test_recordings.py",
     "safety/test_test_run_faults.py",

@@ -12,6 +12,7 @@ cell's output with the saved one (strict). So the outputs are shown to be the sa
 wherever labkit is installed, and each lesson runs to its end once, not twice.
 """
 
+import ast
 import hashlib
 import json
 import os
@@ -36,18 +37,11 @@ FOLDERS = {
     "sample_repo": "labkit/harness/sample_repo",
     "sample_project": "labkit/harness/sample_project",  # lesson 13's larger sample
     "recordings": "labkit/course/recordings",
-    "notebooks": "labkit/course/notebooks",
+    "edition": "labkit/course/edition",  # the student edition: what learners install
 }
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
-SOURCES = (
-    "labkit",
-    "sample_repo",
-    "sample_project",
-    "recordings",
-    "notebooks",
-    "pyproject.toml",
-    "README.md",
-)
+SOURCES = ("labkit", "sample_repo", "sample_project", "recordings", "edition", "pyproject.toml",
+           "README.md", "requirements.lock", "notebooks", "instructor")  # fmt: skip
 
 
 def course_files(folder: str) -> set:
@@ -64,6 +58,7 @@ class Installed:
     python: Path  # the fresh venv's interpreter
     site: Path  # its site-packages, where the wheel went
     outside: Path  # a folder far from the checkout to run in
+    answers: Path  # the instructor's wheel (labkit_answers), installed there too
 
     def run(self, *args, cwd=None, timeout=300) -> subprocess.CompletedProcess:
         env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
@@ -103,6 +98,7 @@ def installed(tmp_path_factory) -> Installed:
             "--wheel-dir",
             str(base / "dist"),
             str(source),
+            str(source / "instructor"),  # the instructor's package: answers, hidden cases
         ],
         capture_output=True,
         text=True,
@@ -110,6 +106,7 @@ def installed(tmp_path_factory) -> Installed:
     )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = (base / "dist").glob("labkit-*.whl")
+    (answers,) = (base / "dist").glob("labkit_answers-*.whl")
     venv.create(base / "venv", with_pip=False)
     python = base / "venv" / "bin" / "python"
     site = Path(
@@ -133,6 +130,7 @@ def installed(tmp_path_factory) -> Installed:
             "--target",
             str(site),
             str(wheel),
+            str(answers),  # an instructor's install: `lessons --reference` needs it
         ],
         capture_output=True,
         text=True,
@@ -141,7 +139,7 @@ def installed(tmp_path_factory) -> Installed:
     assert install.returncode == 0, install.stdout + install.stderr
     outside = base / "elsewhere"
     outside.mkdir()
-    return Installed(wheel, python, site, outside)
+    return Installed(wheel, python, site, outside, answers)
 
 
 def test_the_wheel_carries_the_sample_the_recordings_and_the_lessons(installed):
@@ -411,18 +409,77 @@ def test_a_name_found_nowhere_is_an_error_that_lists_the_courses_recordings(tmp_
         load_recording("sub/repair.json")  # a path is not looked up among the course's
 
 
-def test_lessons_says_what_to_do_without_nbgrader_or_given_a_file(tmp_path, monkeypatch, capsys):
+def test_lessons_says_where_the_answers_are_without_them_or_given_a_file(
+    tmp_path, monkeypatch, capsys
+):
     from labkit.cli import main
     from labkit.grading import edition
 
-    monkeypatch.setattr(edition, "find_spec", lambda name: None)
-    assert main(["lessons", str(tmp_path / "lessons")]) == 1
-    assert "pip install -c pins.txt nbgrader" in capsys.readouterr().err
+    monkeypatch.setattr(edition, "NOTEBOOKS_DIR", None)  # a learner's install: no answers
+    assert main(["lessons", "--reference", str(tmp_path / "lessons")]) == 1
+    assert "pip wheel --no-deps -w dist instructor/" in capsys.readouterr().err
     assert not (tmp_path / "lessons").exists()
+    assert main(["lessons", str(tmp_path / "lessons")]) == 0  # the student edition: no nbgrader
     (tmp_path / "a_file").write_text("mine")
     assert main(["lessons", "--reference", str(tmp_path / "a_file")]) == 1
     assert "it is a file, not a folder" in capsys.readouterr().err
     assert (tmp_path / "a_file").read_text() == "mine"
+
+
+def solutions(path: Path) -> list:
+    """The reference answers of a lesson: ``(cell, body)`` for each answer cell, its whole
+    source without the markers and the text between them."""
+    found = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code" or "### BEGIN SOLUTION" not in cell.source:
+            continue
+        lines = cell.source.splitlines()
+        whole = "\n".join(line for line in lines if "### " not in line)
+        body = cell.source.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
+        found.append((whole, body.strip()))
+    return found
+
+
+def test_the_student_package_holds_no_reference_answer_and_no_hidden_case(installed, tmp_path):
+    """What a workshop's learners install, labkit's wheel alone, installed and read file by
+    file: no reference answer of any lesson, no hidden test case, no instructor's package."""
+    import labkit_answers.hidden
+
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--target", str(target), str(installed.wheel)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stdout + install.stderr
+    assert not (target / "labkit_answers").exists()
+    texts = {
+        str(path.relative_to(target)): path.read_bytes().decode("utf-8", "replace")
+        for path in target.rglob("*")
+        if path.is_file() and path.suffix != ".pyc"
+    }
+    answers = [answer for name in LESSONS for answer in solutions(ROOT / "notebooks" / name)]
+    assert len(answers) >= len(LESSONS)
+    for whole, body in answers:  # labkit's own modules do what the lessons teach, in one line
+        assert not [where for where, text in texts.items() if whole in text], whole
+        assert not [w for w, text in texts.items() if body in text and not w.endswith(".py")], body
+    tree = ast.parse(Path(labkit_answers.hidden.__file__).read_text())
+
+    def text(node):
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+    cases = [  # each hidden case as the instructor wrote it: (its name, what it teaches)
+        (text(case.elts[0]), text(case.elts[-1]))
+        for case in ast.walk(tree)
+        if isinstance(case, ast.Tuple) and len(case.elts) >= 3
+        and text(case.elts[0]) and text(case.elts[-1])
+    ]  # fmt: skip
+    assert len(cases) >= 40
+    for name, why in cases:  # a visible case may share either, never both
+        assert not [where for where, found in texts.items() if name in found and why in found]
+    for name in LESSONS:
+        edition = texts[f"labkit/course/edition/{name}"]
+        assert "BEGIN HIDDEN TESTS" not in edition and "BEGIN SOLUTION" not in edition, name
 
 
 def test_the_messages_commands_work_from_a_wheel_installs_lessons_folder(installed, lessons):

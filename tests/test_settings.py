@@ -71,4 +71,5 @@ def test_the_folders_are_found_in_the_package_data():
     assert (settings.SAMPLE_DIR / "path_rules.py").is_file()
     assert (settings.RECORDINGS_DIR / "repair.json").is_file()
     assert (settings.NOTEBOOKS_DIR / "01_one_file_read.ipynb").is_file()
+    assert (settings.EDITION_DIR / "01_one_file_read.ipynb").is_file()
     assert labkit.recording_path("repair.json") == settings.RECORDINGS_DIR / "repair.json"

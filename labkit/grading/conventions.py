@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..settings import ANSWER_TIMEOUT, CELL_TIMEOUT, NOTEBOOKS_DIR
+from ..settings import ANSWER_TIMEOUT, CELL_TIMEOUT, NOTEBOOK_TIMEOUT
 from .checks import CHECKS
 
 SCHEMA_VERSION = 3
@@ -202,9 +202,19 @@ c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = False
 c.ExecuteKillingHangs.interrupt_grace = {interrupt_grace}
 
+# The whole notebook may run {notebook_timeout} s; past them it fails and scores 0.
+c.ExecuteKillingHangs.notebook_timeout = {notebook_timeout}
+
 # Each graded test cell is graded again outside the kernel, from the answer cell's source
 # (the learner's code can patch anything inside the kernel); that verdict is the score.
 c.RegradeOutsideKernel.answer_timeout = {answer_timeout}
+
+# Every learner's code runs in a bubblewrap sandbox (labkit/grading/sandboxes.py): the kernel
+# and each answer's process, without the network, the gradebook, the answers or any other
+# learner's files. Set both to False only where the sandbox cannot start, knowing that the
+# learners' code then runs with your rights.
+c.ExecuteKillingHangs.sandbox = True
+c.RegradeOutsideKernel.sandbox = True
 c.Autograde.autograde_preprocessors = [
     "labkit.grading.regrade.ExecuteKillingHangs",
     "labkit.grading.regrade.RegradeOutsideKernel",
@@ -220,19 +230,24 @@ c.Autograde.autograde_preprocessors = [
 
 def lay_out_course(
     root,
-    notebooks_dir=NOTEBOOKS_DIR,
+    notebooks_dir,
     *,
     cell_timeout: int = CELL_TIMEOUT,
     answer_timeout: int = ANSWER_TIMEOUT,
     interrupt_grace: int = 5,
+    notebook_timeout: int = NOTEBOOK_TIMEOUT,
 ) -> list:
-    """Make ``root`` an nbgrader course: ``source/<lesson>/<lesson>.ipynb``, one per notebook.
+    """Make ``root`` an nbgrader course: ``source/<lesson>/<lesson>.ipynb``, one per notebook
+    of ``notebooks_dir`` (the lessons with their reference answers).
 
     Each lesson is its own assignment, so a workshop can release and grade them one
     at a time. Writes ``nbgrader_config.py`` (see ``CONFIG``) unless there is one.
-    Returns the assignment names.
+    ``root`` is made readable by its owner alone (0700): it holds the reference answers,
+    the hidden tests and the gradebook. Returns the assignment names.
     """
     root, names = Path(root), []
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)
     for notebook in sorted(Path(notebooks_dir).glob("*.ipynb")):
         assignment = root / "source" / notebook.stem
         assignment.mkdir(parents=True, exist_ok=True)
@@ -245,6 +260,7 @@ def lay_out_course(
                 cell_timeout=cell_timeout,
                 answer_timeout=answer_timeout,
                 interrupt_grace=interrupt_grace,
+                notebook_timeout=notebook_timeout,
             ),
             encoding="utf-8",
         )

@@ -1,11 +1,12 @@
 """The learner's copy of the lessons: the student edition (answers taken out), or the reference.
 
-``python -m labkit lessons DIR`` (``make student`` is ``lessons student``) writes the
-student edition: nbgrader's ``generate_assignment`` builds it in a scratch course
-directory, then each notebook is copied into DIR only when no file of that name is
-there yet, so a learner's work is never overwritten. ``--reference`` copies the
-lessons with their answers the same way. To start one lesson afresh, rename (or
-delete) your copy and run the command again.
+``python -m labkit lessons DIR`` (``make student`` is ``lessons student``) copies the
+student edition that labkit carries (``edition/`` in a clone, made from ``notebooks/`` by
+nbgrader's ``generate_assignment``: ``make edition``) into DIR, each notebook only when no
+file of that name is there yet, so a learner's work is never overwritten. ``--reference``
+copies the lessons with their answers the same way; they are in the instructor's package
+(``labkit_answers``), which a workshop's image does not install. To start one lesson afresh,
+rename (or delete) your copy and run the command again.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from importlib.util import find_spec
 from pathlib import Path
 
-from ..settings import NOTEBOOKS_DIR, STUDENT_DIR
+from ..settings import EDITION_DIR, NOTEBOOKS_DIR, STUDENT_DIR
 from .conventions import lay_out_course
 
 
@@ -55,25 +55,32 @@ def nbgrader(course, *args, timeout: float = 600) -> subprocess.CompletedProcess
     return run
 
 
-def generate_edition(course, notebooks_dir=NOTEBOOKS_DIR, *, gradebook: bool = False) -> Path:
-    """Lay out ``course`` from the notebooks, generate every lesson; return ``course/release``.
+def reference_dir(notebooks_dir=None) -> Path:
+    """The folder of the lessons with their reference answers: ``notebooks_dir`` if given, else
+    the instructor's package's; :class:`EditionError` saying how to get it where there is none."""
+    found = notebooks_dir or NOTEBOOKS_DIR
+    if found is None:
+        raise EditionError(
+            "the lessons with their reference answers are not part of this install (a "
+            "workshop's learners get the lessons without answers): in a clone they are in "
+            "notebooks/; elsewhere install the instructor's package, the labkit_answers wheel "
+            "(`pip wheel --no-deps -w dist instructor/` in a clone builds it)"
+        )
+    return Path(found)
 
-    Without ``gradebook`` nothing is written to nbgrader's database (a learner needs
+
+def generate_edition(course, notebooks_dir=None, *, gradebook: bool = False) -> Path:
+    """Lay out ``course`` from the reference lessons, generate every lesson; return
+    ``course/release``.
+
+    Without ``gradebook`` nothing is written to nbgrader's database (the edition needs
     none); an instructor, or a test that autogrades, asks for it.
     """
-    course = Path(course)
+    course, notebooks_dir = Path(course), reference_dir(notebooks_dir)
     if not lay_out_course(course, notebooks_dir):
         raise EditionError(f"no notebooks found in {notebooks_dir}")
     nbgrader(course, "generate_assignment", "*", "--force", *([] if gradebook else ["--no-db"]))
     return course / "release"
-
-
-def copy_absent(release, into=STUDENT_DIR) -> tuple:
-    """Copy each generated file into ``into`` unless a file of that name is already there.
-
-    Returns ``(added, kept)``: the names copied, and the names left as the learner has them.
-    """
-    return copy_files_absent(sorted(Path(release).glob("*/*")), into)
 
 
 def copy_files_absent(paths, into) -> tuple:
@@ -94,29 +101,38 @@ def copy_files_absent(paths, into) -> tuple:
     return added, kept
 
 
-def update_student_edition(into=STUDENT_DIR, notebooks_dir=NOTEBOOKS_DIR) -> tuple:
-    """Add the lessons ``into`` lacks, generated in a scratch directory; ``(added, kept)``.
-
-    When no lesson is missing, nbgrader is not even started.
-    """
-    lessons = sorted(path.name for path in Path(notebooks_dir).glob("*.ipynb"))
-    if lessons and all((Path(into) / name).exists() for name in lessons):
-        return [], lessons
-    with tempfile.TemporaryDirectory(prefix="labkit-edition-") as scratch:
-        return copy_absent(generate_edition(scratch, notebooks_dir), into)
+def update_student_edition(into=STUDENT_DIR, edition_dir=EDITION_DIR) -> tuple:
+    """Add the lessons of the student edition that ``into`` lacks; ``(added, kept)``."""
+    return copy_files_absent(sorted(Path(edition_dir).glob("*.ipynb")), into)
 
 
-def update_reference_edition(into, notebooks_dir=NOTEBOOKS_DIR) -> tuple:
+def update_reference_edition(into, notebooks_dir=None) -> tuple:
     """Add the lessons with their answers that ``into`` lacks; ``(added, kept)``."""
-    return copy_files_absent(sorted(Path(notebooks_dir).glob("*.ipynb")), into)
+    return copy_files_absent(sorted(reference_dir(notebooks_dir).glob("*.ipynb")), into)
+
+
+def write_edition(into=EDITION_DIR, notebooks_dir=None) -> list:
+    """Make the student edition afresh from the reference lessons (nbgrader, in a scratch
+    course) and write it into ``into``, replacing what is there: ``make edition``, after a
+    lesson changed. Returns the lessons' file names."""
+    into = Path(into)
+    with tempfile.TemporaryDirectory(prefix="labkit-edition-") as scratch:
+        made = sorted(generate_edition(scratch, notebooks_dir).glob("*/*.ipynb"))
+        into.mkdir(parents=True, exist_ok=True)
+        for stale in into.glob("*.ipynb"):
+            stale.unlink()
+        for path in made:
+            shutil.copy2(path, into / path.name)
+    return [path.name for path in made]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``python -m labkit lessons``."""
     parser.description = (
         "Write the lessons into FOLDER: the student edition, exercises "
-        "unanswered (made by nbgrader), or with --reference the lessons with "
-        "their answers. A lesson already in FOLDER is never overwritten."
+        "unanswered, or with --reference the lessons with their answers (from the "
+        "instructor's package, labkit_answers). A lesson already in FOLDER is never "
+        "overwritten."
     )
     parser.add_argument(
         "folder",
@@ -144,16 +160,9 @@ def write_lessons(args) -> int:
     try:
         if args.reference:
             added, kept = update_reference_edition(into)
-        elif find_spec("nbgrader") is None:
-            raise EditionError(
-                "nbgrader makes the student edition and is not installed: install the "
-                "version the course is tested with (`python -m labkit constraints > "
-                "pins.txt`, then `pip install -c pins.txt nbgrader`), or write the lessons "
-                "with their answers with --reference"
-            )
         else:
             added, kept = update_student_edition(into)
-    except (EditionError, OSError, subprocess.TimeoutExpired) as exc:
+    except (EditionError, OSError) as exc:
         print(f"could not write the lessons into {into}: {exc}", file=sys.stderr)
         return 1
     if added:

@@ -23,6 +23,7 @@ bool or None (a tuple, a str subclass with a clever ``__eq__``...) comes back as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -32,17 +33,19 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..harness.sample import Checks
+from ..harness.sandbox import Sandbox, base_python
 from ..settings import ANSWER_TIMEOUT
 from .answer_process import RAISABLE
-
-#: The program the answer runs in, started as ``python -I -S answer_process.py FD``.
-ANSWER_PROCESS = Path(__file__).with_name("answer_process.py")
+from .sandboxes import ANSWER_PROCESS, answer_tree_pid
 
 PRELUDE = "import json\n"  # the lessons import json for the learner before the answer cell
 TIMEOUT = ANSWER_TIMEOUT  # seconds one run of an answer may take (the regrading sets its own)
+#: The sandbox every answer's process starts in, or None (in a learner's own kernel). Grading
+#: sets it (``RegradeOutsideKernel``): there the answer runs with the standard library alone,
+#: no network, nothing of the host writable (:func:`labkit.grading.sandboxes.answer_sandbox`).
+SANDBOX: Sandbox | None = None
 MAX_REPLY = 64 * 2**20  # bytes of one reply line the grader reads before calling it broken
 
 
@@ -272,8 +275,15 @@ class _Answer:
         self.scratch = tempfile.TemporaryDirectory(prefix="labkit-answer-")
         self.errors = open(os.path.join(self.scratch.name, ".stderr"), "w+b")
         reading, self._write_end = os.pipe()
+        self.sandbox, self.measured = SANDBOX, None
+        command = [sys.executable, "-I", "-S", str(ANSWER_PROCESS), str(self._write_end)]
+        self.cap = contextlib.ExitStack()
+        if self.sandbox is not None:  # the same program, the standard library alone
+            command = self.cap.enter_context(
+                self.sandbox.wrapped([base_python(), *command[1:]], self.scratch.name)
+            )
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(ANSWER_PROCESS), str(self._write_end)],
+            command,
             cwd=self.scratch.name,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -282,6 +292,7 @@ class _Answer:
             start_new_session=True,
         )
         os.close(self._write_end)
+        self.measured = None if self.sandbox else self.process.pid
         os.set_blocking(self.process.stdin.fileno(), False)
         self.replies = os.fdopen(reading, "rb", buffering=0)
         self.buffer = bytearray()
@@ -306,6 +317,7 @@ class _Answer:
         except (ProcessLookupError, PermissionError):
             pass
         self.process.wait()
+        self.cap.close()
         for stream in (self.process.stdin, self.replies, self.errors):
             try:
                 stream.close()
@@ -334,16 +346,16 @@ class _Answer:
             self._send(on_invoke(invoke[0], invoke[1]))
 
     def cpu_seconds(self) -> float | None:
-        """CPU time the answer's process has used so far, from the kernel (Linux), else None."""
+        """CPU time the answer's process has used so far, from the kernel (Linux), else None.
+        In a sandbox the answer's Python is below bwrap's own process: found once, by the
+        host's numbers."""
         try:
-            tasks = os.listdir(f"/proc/{self.process.pid}/task")
-            return (
-                sum(
-                    int(open(f"/proc/{self.process.pid}/task/{task}/schedstat").read().split()[0])
-                    for task in tasks
-                )
-                / 1e9
-            )
+            if self.measured is None:
+                self.measured = answer_tree_pid(self.process.pid)
+            pid = self.measured
+            tasks = os.listdir(f"/proc/{pid}/task")
+            stats = [open(f"/proc/{pid}/task/{task}/schedstat").read() for task in tasks]
+            return sum(int(stat.split()[0]) for stat in stats) / 1e9
         except (OSError, ValueError, IndexError):
             return None
 

@@ -136,8 +136,12 @@ class Sandbox:
     """A sandbox as the user chose it: a profile, limits, and what else the command may see.
 
     ``read_only`` and ``read_write``: host paths shown inside at the same place (the
-    user's decision: each one widens the sandbox). ``env``: variables set inside.
-    ``bwrap``: the program; None finds it (``find_bwrap``).
+    user's decision: each one widens the sandbox). ``masked``: host paths that would be
+    shown (inside the Python's environment, say) and must not be: each is an empty folder,
+    or an empty file, inside. ``packages``: False shows only the Python installation the
+    environment was made from (its standard library), not the environment and its
+    site-packages, for a ``python -I -S`` that must find no package at all.
+    ``env``: variables set inside. ``bwrap``: the program; None finds it (``find_bwrap``).
     """
 
     profile: Profile | str = "workspace-write"
@@ -146,6 +150,8 @@ class Sandbox:
     read_write: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     bwrap: str | None = None
+    masked: tuple[str, ...] = ()
+    packages: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, str):
@@ -156,6 +162,7 @@ class Sandbox:
             object.__setattr__(self, "profile", PROFILES[self.profile])
         object.__setattr__(self, "read_only", tuple(map(str, self.read_only)))
         object.__setattr__(self, "read_write", tuple(map(str, self.read_write)))
+        object.__setattr__(self, "masked", tuple(map(str, self.masked)))
         object.__setattr__(self, "env", dict(self.env))
 
     @property
@@ -185,13 +192,18 @@ class Sandbox:
         around = _folder_around(ws)
         if around:  # the folders around a workspace in /tmp: read-only, as everywhere else
             options += ["--tmpfs", around]
-        for folder in python_dirs():  # after /tmp: a Python may live there (a test's venv)
+        for folder in python_dirs(packages=self.packages):  # after /tmp: a test's venv is there
             options += ["--ro-bind", folder, folder]
         for path in self.read_only:
             options += ["--ro-bind", path, path]
         options += ["--bind" if self.profile.workspace_writable else "--ro-bind", ws, ws]
         for path in self.read_write:
             options += ["--bind", path, path]
+        for path in self.masked:  # last: nothing bound after it shows it again
+            if os.path.isdir(path):
+                options += ["--tmpfs", path, "--remount-ro", path]
+            elif os.path.lexists(path):
+                options += ["--ro-bind", "/dev/null", path]
         if around:
             options += ["--remount-ro", around]
         options += ["--chdir", str(Path(cwd).resolve()) if cwd else ws]
@@ -271,17 +283,20 @@ def find_bwrap() -> str:
     )
 
 
-def python_dirs() -> list[str]:
+def python_dirs(*, packages: bool = True) -> list[str]:
     """The folders of the Python running the harness: its environment, the installation it
     was made from, and every ``site-packages`` on its path (a ``.pth`` file may add one from
     elsewhere), so that ``python`` inside is the same one with the same packages. None under
-    a system folder or under another of them: those are there already."""
-    candidates = [sys.prefix, sys.base_prefix, Path(os.path.realpath(sys.executable)).parents[1]]
-    candidates += [
-        entry
-        for entry in sys.path
-        if Path(entry).name in ("site-packages", "dist-packages") and os.path.isdir(entry)
-    ]
+    a system folder or under another of them: those are there already. Without ``packages``,
+    the installation alone (``base_python()`` runs there with its standard library)."""
+    candidates = [sys.base_prefix, Path(os.path.realpath(sys.executable)).parents[1]]
+    if packages:
+        candidates += [sys.prefix]
+        candidates += [
+            entry
+            for entry in sys.path
+            if Path(entry).name in ("site-packages", "dist-packages") and os.path.isdir(entry)
+        ]
     found: list[str] = []
     for path in sorted({str(Path(c).resolve()) for c in candidates}, key=len):
         if not any(
@@ -289,6 +304,12 @@ def python_dirs() -> list[str]:
         ):
             found.append(path)
     return found
+
+
+def base_python() -> str:
+    """The interpreter the environment was made from (a venv's ``python`` is a link to it):
+    what runs inside a sandbox made with ``packages=False``."""
+    return os.path.realpath(sys.executable)
 
 
 def _folder_around(workspace: str) -> str | None:

@@ -1,6 +1,8 @@
-"""The nbgrader rules for exercise cells, and a student edition that never overwrites a learner."""
+"""The nbgrader rules for exercise cells, a student edition that never overwrites a learner, and
+hidden test cases that only the instructor's package holds."""
 
 import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -8,8 +10,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from labkit.grading import edition as student_module
 from labkit.grading.__main__ import main
+from labkit.grading.checks import CHECKS
+from labkit.grading.checks.common import HiddenCasesMissing
 from labkit.grading.conventions import course_problems, exercise_problems, exercises, lay_out_course
-from labkit.grading.edition import copy_absent, update_student_edition
+from labkit.grading.edition import copy_files_absent, update_student_edition
 
 
 def answer_cell(grade_id="ex_answer", source=None, **changes):
@@ -117,35 +121,52 @@ def test_the_course_layout_puts_each_lesson_in_its_own_assignment(tmp_path):
     assert (tmp_path / "course/source/02_b/02_b.ipynb").read_bytes() == (
         notebooks / "02_b.ipynb"
     ).read_bytes()
-    assert "course_id" in (tmp_path / "course/nbgrader_config.py").read_text()
+    config = (tmp_path / "course/nbgrader_config.py").read_text()
+    assert "course_id" in config
+    assert "c.ExecuteKillingHangs.sandbox = True" in config
+    assert "c.RegradeOutsideKernel.sandbox = True" in config
+    assert (tmp_path / "course").stat().st_mode & 0o777 == 0o700  # answers and gradebook inside
 
 
 def test_copying_the_edition_never_overwrites_a_learners_file(tmp_path):
-    release = tmp_path / "release"
+    edition = tmp_path / "edition"
+    edition.mkdir()
     for lesson in ("01_a", "02_b"):
-        (release / lesson).mkdir(parents=True)
-        (release / lesson / f"{lesson}.ipynb").write_text(f"fresh {lesson}")
+        (edition / f"{lesson}.ipynb").write_text(f"fresh {lesson}")
     student = tmp_path / "student"
     student.mkdir()
     (student / "01_a.ipynb").write_text("my work")
-    assert copy_absent(release, student) == (["02_b.ipynb"], ["01_a.ipynb"])
+    assert update_student_edition(student, edition) == (["02_b.ipynb"], ["01_a.ipynb"])
     assert (student / "01_a.ipynb").read_text() == "my work"
     assert (student / "02_b.ipynb").read_text() == "fresh 02_b"
-    assert copy_absent(release, student) == ([], ["01_a.ipynb", "02_b.ipynb"])
+    paths = sorted(edition.glob("*.ipynb"))
+    assert copy_files_absent(paths, student) == ([], ["01_a.ipynb", "02_b.ipynb"])
 
 
-def test_when_no_lesson_is_missing_nbgrader_is_not_started(tmp_path, monkeypatch):
-    notebooks, student = tmp_path / "notebooks", tmp_path / "student"
-    notebooks.mkdir(), student.mkdir()
-    for name in ("01_a.ipynb", "02_b.ipynb"):
-        (notebooks / name).write_text("{}")
-        (student / name).write_text("mine")
+def test_without_the_instructors_package_a_hidden_test_stops_and_says_what_to_install(
+    monkeypatch,
+):
+    """Every check asks the instructor's package for its hidden cases before it runs anything,
+    so no check can carry hidden cases of its own in labkit (a learner's install), and grading
+    without them stops instead of scoring every learner 0."""
+    monkeypatch.setitem(sys.modules, "labkit_answers.hidden", None)  # import fails: not here
+    for check in CHECKS.values():
+        with pytest.raises(HiddenCasesMissing, match="instructor's package"):
+            check(lambda *args: None, hidden=True)
+    with pytest.raises(HiddenCasesMissing):
+        from labkit.grading.checks import grade
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("nbgrader was started although nothing was missing")
+        grade("check_tool_message", "def f(name, result):\n    return {}", "f", hidden=True)
 
-    monkeypatch.setattr(student_module, "generate_edition", refuse)
-    assert update_student_edition(student, notebooks) == ([], ["01_a.ipynb", "02_b.ipynb"])
+
+def test_reference_answers_missing_is_said_once_with_what_to_do(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(student_module, "NOTEBOOKS_DIR", None)
+    from labkit.cli import main as labkit_main
+
+    assert labkit_main(["lessons", "--reference", str(tmp_path / "ref")]) == 1
+    said = capsys.readouterr().err
+    assert "not part of this install" in said and "labkit_answers" in said
+    assert not (tmp_path / "ref").exists()
 
 
 def test_a_failed_nbgrader_run_shows_the_cause_it_logged_first_not_only_its_last_lines(

@@ -1,7 +1,8 @@
-"""nbgrader end to end, on the course's own notebooks: a graded class.
+"""nbgrader end to end, on the course's own notebooks: a graded class, graded as a workshop is.
 
-nbgrader generates the student edition; one ``nbgrader autograde`` per course copy grades
-a class of learners, and every score is asserted from the gradebook:
+nbgrader generates the student edition; ``python -m labkit grade``'s code grades a class of
+learners in parallel (two local workers), each learner's kernel and answers in the grading
+sandbox, the gradebook written by one process; every score is asserted from the gradebook:
 
 - ``reference``: the reference notebooks (full marks), with probe cells appended: each
   wrong answer of ``tests/answers.py`` followed by its test cell, then the reference
@@ -12,38 +13,52 @@ a class of learners, and every score is asserted from the gradebook:
 - ``cheater``: each cheat of ``CHEATS`` (0 on those cells, full marks on the honest one);
 - ``a_hangs``: an answer cell that loops forever ignoring SIGINT (0 on that cell, full
   marks on the next one, and the learners after it in the same run still graded);
-- ``a_kills``: an answer cell that kills its kernel with ``os._exit`` (the same).
+- ``a_kills``: an answer cell that kills its kernel with ``os._exit`` (the same);
+- ``x_...``: a cheat aimed at the grader itself each (``tests/grading/grader_cheats.py``):
+  0 for its author, nothing changed for anyone else, the course, the gradebook and the
+  installed packages as they were, no process of theirs left, and a second run of the same
+  course grading nothing again.
 
 The student edition is shown to be the reference with only the answers (and hidden
-tests) taken out, so the reference run is the student edition with its answers restored.
+tests) taken out, so the reference run is the student edition with its answers restored;
+and ``edition/``, what labkit carries, is what nbgrader generated here.
 """
 
-import copy
-import shutil
+import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pytest
 from answers import ANSWER_NAMES, CHEATS, DIES, HANG, RIGHT, WRONG
+from classes import (
+    gradebook_dump,
+    graded_cells_only,
+    grading_sandbox_or_skip,
+    hand_in,
+    read,
+)
+from grader_cheats import CHEATS as GRADER_CHEATS
+from grader_watch import Canary, cheat_notebook, fingerprint, running_with
 from nbformat.v4 import new_code_cell
 
+import labkit
 from labkit import exercises as exercises_module
 from labkit.grading.conventions import (
     BEGIN,
     END,
     HIDDEN_BEGIN,
     HIDDEN_END,
-    NOTEBOOKS_DIR,
     course_problems,
     exercises,
     lay_out_course,
     nbgrader_role,
 )
-from labkit.grading.edition import generate_edition, nbgrader, update_student_edition
+from labkit.grading.edition import generate_edition, update_student_edition
 from labkit.grading.feedback import STUB_ADVICE
+from labkit.grading.grade_class import grade_course
+from labkit.settings import EDITION_DIR, NOTEBOOKS_DIR
 
 LESSONS = tuple(sorted(path.stem for path in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb")))
 #: Exercises per lesson, as the lessons are written (a test checks the notebooks agree).
@@ -162,32 +177,34 @@ PASSES = {
     "a_hangs": {"check_may_dispatch"},
     "a_kills": {"check_may_dispatch"},
 }
-#: Two course copies, autograded at the same time (one nbgrader run each, learners in order).
-GROUPS = {
-    "a": ("reference", "untouched", "own_style"),
-    "b": ("a_hangs", "a_kills", "cheater", "wrong_a", "wrong_b"),
+#: Seconds per cell (the untouched edition runs whole lessons), per check outside the kernel
+#: (a check cell took up to 6.4 s in `make test`), and for an interrupted kernel to stop.
+TIMEOUTS = (20, 10, 3)
+#: The grader cheats' learners, by name.
+GRADER = {cheat.learner: cheat for cheat in GRADER_CHEATS}
+#: What the grader's summary must say of the submissions it could not grade at all (each 0).
+REFUSED = {
+    "x_bonus_cell": "tampered nbgrader metadata",
+    "x_link_to_source": "is a link, not a file",
 }
-#: Seconds per cell, per check outside the kernel, and for an interrupted kernel to stop, per
-#: group: group b hands in answer and test cells only (each a check of a second or two alone),
-#: so a hang there is cut shorter; group a's untouched edition runs whole lessons. A check
-#: cell took up to 6.4 s in `make test` (three workers on two cores): group b's limits leave
-#: it about twice that.
-TIMEOUTS = {"a": (20, 10, 5), "b": (12, 9, 2)}
 
 
 @dataclass
 class Course:
+    root: Path  # the nbgrader course, graded once
     release: Path  # what nbgrader generate_assignment made: release/<lesson>/<lesson>.ipynb
-    roots: dict  # learner -> its nbgrader course directory
     autograded: dict  # learner -> lesson -> the notebook as autograde executed it
     student: Path  # what `make student`'s code made, in a fresh folder
     added: list
     kept: list
-    seconds: dict  # group -> (seconds autograde took, notebooks graded)
-
-
-def read(path):
-    return nbformat.read(path, as_version=4)
+    summary: object  # what the grading run said (labkit.grading.grade_class.Summary)
+    again: object  # the second run over the same course
+    before: dict  # what the course and the install held before grading (see fingerprint)
+    after: dict  # the same, after both runs
+    gradebook_after_first: dict
+    canary_calls: list  # what reached a server on this machine's loopback during grading
+    marker: str  # in the command line of every process a cheat meant to outlive its kernel
+    left_running: list  # processes with the marker, alive after grading
 
 
 def grade_id(cell):
@@ -212,7 +229,8 @@ def with_probes(reference):
     source = {grade_id(cell): cell.source for cell in reference.cells if grade_id(cell)}
     probes = []
     for exercise in exercises(reference):
-        test = source[exercise.test_id]
+        # the visible part: the hidden cases are the instructor's, not in the kernel's sandbox
+        test = "\n".join(visible_lines(source[exercise.test_id]))
         probes += [
             new_code_cell(WRONG[exercise.check][0].code(exercise.answer_name)),
             new_code_cell(test, metadata={"probe": ["wrong", exercise.test_id, 0]}),
@@ -222,15 +240,6 @@ def with_probes(reference):
     notebook = graded_cells_only(reference)
     notebook.cells += probes
     return notebook
-
-
-def graded_cells_only(notebook):
-    """The notebook as a learner who hands in only their answers and the test cells would:
-    the lesson's other cells (demonstrations, text) left out. Answer cells are self-contained
-    and test cells import their check, so grading is the same; it is just quicker."""
-    trimmed = copy.deepcopy(notebook)
-    trimmed.cells = [cell for cell in trimmed.cells if nbgrader_role(cell) in ("answer", "test")]
-    return trimmed
 
 
 def submission(release, learner, name):
@@ -255,59 +264,61 @@ def submission(release, learner, name):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """nbgrader generates once; two copies of that course are autograded at the same time,
-    one nbgrader run each, while `make student`'s code runs here."""
+    """nbgrader generates once; one grading run grades the whole class in parallel, each
+    learner sandboxed; a second run over the same course follows."""
+    grading_sandbox_or_skip()
     missing = [name for name in LESSONS if not (NOTEBOOKS_DIR / f"{name}.ipynb").exists()]
     assert not missing, f"notebooks/ lacks {missing}"
-    base, student = tmp_path_factory.mktemp("course"), tmp_path_factory.mktemp("student")
-    lay_out_course(base)
-    with ThreadPoolExecutor(2) as pool:  # the threads only wait on nbgrader's processes
-        generated = pool.submit(generate_edition, base, NOTEBOOKS_DIR, gradebook=True)
-        added, kept = update_student_edition(into=student, notebooks_dir=NOTEBOOKS_DIR)
-        generated.result()
-        group_roots, roots, counts = {}, {}, {}
-        for group, learners in GROUPS.items():
-            root = group_roots[group] = base.parent / f"{base.name}-{group}"
-            shutil.copytree(base, root)
-            (root / "nbgrader_config.py").unlink()
-            cell, answer, grace = TIMEOUTS[group]
-            lay_out_course(root, cell_timeout=cell, answer_timeout=answer, interrupt_grace=grace)
-            counts[group] = 0
-            for learner in learners:
-                roots[learner] = root
-                for name in LESSONS:
-                    notebook = submission(base / "release", learner, name)
-                    if notebook is not None:
-                        (root / "submitted" / learner / name).mkdir(parents=True)
-                        nbformat.write(
-                            notebook, root / "submitted" / learner / name / f"{name}.ipynb"
-                        )
-                        counts[group] += 1
-
-        def autograde(group):
-            start = time.perf_counter()
-            # minutes, not hours: a grading run that hangs must fail this test, not stall CI
-            nbgrader(group_roots[group], "autograde", "*", timeout=600)
-            return time.perf_counter() - start
-
-        seconds = dict(zip(GROUPS, pool.map(autograde, GROUPS)))
+    root, student = tmp_path_factory.mktemp("course"), tmp_path_factory.mktemp("student")
+    cell, answer, grace = TIMEOUTS
+    lay_out_course(root, NOTEBOOKS_DIR, cell_timeout=cell, answer_timeout=answer,
+                   interrupt_grace=grace)  # fmt: skip
+    release = generate_edition(root, NOTEBOOKS_DIR, gradebook=True)
+    added, kept = update_student_edition(into=student)
+    for learner in ("reference", "untouched", *LEARNERS):
+        for name in LESSONS:
+            notebook = submission(release, learner, name)
+            if notebook is not None:
+                hand_in(root, learner, name, notebook)
+    marker, canary = f"labkit-cheat-{uuid.uuid4().hex}", Canary()
+    for cheat in GRADER_CHEATS:
+        paths = {
+            "course": root,
+            "gradebook": root / "gradebook.db",
+            "site": Path(sys.prefix).resolve() / "lib" / f"python{sys.version_info[0]}."
+            f"{sys.version_info[1]}" / "site-packages",
+            "labkit": Path(labkit.__file__).parent,
+            "marker": marker,
+            "canary_port": canary.port,
+            "me": cheat.learner,
+        }
+        path = hand_in(
+            root, cheat.learner, "01_one_file_read", cheat_notebook(release, cheat, paths)
+        )
+        if cheat.submission == "a link to source/":
+            path.unlink()
+            path.symlink_to(root / "source" / "01_one_file_read" / "01_one_file_read.ipynb")
+        if cheat.submission == "also lesson 02 unanswered":
+            unanswered = submission(release, "untouched", "02_streamed_turn")
+            hand_in(root, cheat.learner, "02_streamed_turn", graded_cells_only(unanswered))
+    before = fingerprint(root)
+    try:
+        summary = grade_course(root, workers=2)
+        first = gradebook_dump(root)
+        time.sleep(1)  # what a cheat left running would have acted by now
+        again = grade_course(root, workers=2)
+    finally:
+        canary.close()
     autograded = {
         learner: {
             name: read(path)
             for name in LESSONS
             if (path := root / "autograded" / learner / name / f"{name}.ipynb").exists()
         }
-        for learner, root in roots.items()
+        for learner in ("reference", "untouched", *LEARNERS, *GRADER)
     }
-    return Course(
-        base / "release",
-        roots,
-        autograded,
-        student,
-        added,
-        kept,
-        {group: (seconds[group], counts[group]) for group in GROUPS},
-    )
+    return Course(root, release, autograded, student, added, kept, summary, again, before,
+                  fingerprint(root), first, canary.calls, marker, running_with(marker))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -316,8 +327,8 @@ def scores(course):
     from nbgrader.api import Gradebook, MissingEntry
 
     found = {}
-    for learner, root in course.roots.items():
-        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        for learner in course.autograded:
             for name in LESSONS:
                 try:
                     notebook = gradebook.find_submission_notebook(name, name, learner)
@@ -365,8 +376,7 @@ def test_a_hung_or_killed_kernel_scores_zero_without_dropping_the_notebook_or_le
     assert raised and error in text, text
     test = next(cell for cell in notebook.cells if nbgrader_role(cell) == "test")
     assert feedback in outcome(test)[1], outcome(test)[1]
-    later = [name for name in GROUPS["b"] if name > learner]
-    assert later and all(course.autograded[name] for name in later)
+    assert f"{learner}/02_streamed_turn" in course.summary.graded  # graded, not failed
 
 
 def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores):
@@ -388,14 +398,10 @@ def test_each_cheat_is_graded_outside_the_kernel_and_scores_zero(course, scores)
         assert raised and "Graded outside the notebook's kernel" in text, (what, text)
 
 
-def test_autograde_time_per_learner_per_lesson_is_reported(course, capsys):
+def test_the_grading_time_per_learner_per_lesson_is_reported(course, capsys):
     with capsys.disabled():
-        for group, (seconds, notebooks) in course.seconds.items():
-            print(
-                f"\nautograde group {group}: {seconds:.0f} s for {notebooks} notebooks, "
-                f"{seconds / notebooks:.1f} s per learner per lesson"
-            )
-    assert all(notebooks for _, notebooks in course.seconds.values())
+        print("\n" + "\n".join(course.summary.lines()))
+    assert course.summary.graded and course.summary.isolated
 
 
 def test_every_lesson_has_valid_graded_exercises_using_every_check():
@@ -504,11 +510,74 @@ def test_every_test_cell_passes_again_with_the_reference_answer_restored(course)
         assert not raised and "All " in text, (name, test_id, text)
 
 
-def test_make_student_makes_the_same_edition_nbgrader_autograded(course):
+def test_the_edition_labkit_carries_is_what_nbgrader_generates_now(course):
+    """edition/ (what `make student` and `python -m labkit lessons` copy, and the wheel carries)
+    is nbgrader's student edition of notebooks/ as they are: run `make edition` after a change."""
+    assert sorted(path.name for path in EDITION_DIR.glob("*.ipynb")) == [
+        f"{name}.ipynb" for name in LESSONS
+    ], "edition/ lacks a lesson or has one too many: run `make edition`"
+    for name in LESSONS:
+        assert (EDITION_DIR / f"{name}.ipynb").read_bytes() == (
+            course.release / name / f"{name}.ipynb"
+        ).read_bytes(), f"edition/{name}.ipynb is stale: run `make edition`"
     assert course.added == [f"{name}.ipynb" for name in LESSONS] and course.kept == []
     for name in LESSONS:
-        made = read(course.student / f"{name}.ipynb")
-        graded = read(course.release / name / f"{name}.ipynb")
-        assert [(c.source, c.metadata) for c in made.cells] == [
-            (c.source, c.metadata) for c in graded.cells
-        ]
+        assert (course.student / f"{name}.ipynb").read_bytes() == (
+            EDITION_DIR / f"{name}.ipynb"
+        ).read_bytes()
+
+
+# --- cheats aimed at the grader ----------------------------------------------------------
+
+
+def test_every_grader_cheat_scores_zero_for_its_author(course, scores):
+    for learner, cheat in GRADER.items():
+        lessons = ["01_one_file_read"] + (
+            ["02_streamed_turn"] if cheat.submission == "also lesson 02 unanswered" else []
+        )
+        for name in lessons:
+            grades = scores.get((learner, name))
+            assert grades, f"{learner} ({cheat.what}): {name} has no grade at all"
+            assert all(score == 0 for score, _ in grades.values()), (learner, cheat.what, grades)
+
+
+def test_each_grader_cheat_ran_and_was_stopped_by_the_sandbox(course):
+    """What each cheat printed, from inside: the gradebook absent, the files read-only, no
+    network, no other process, no memory, no room. (So each cheat was really tried.)"""
+    for learner, cheat in GRADER.items():
+        if not cheat.evidence:
+            continue
+        notebook = course.autograded[learner]["01_one_file_read"]
+        role = "test" if cheat.where == "feedback" else None
+        cells = [c for c in notebook.cells if c.cell_type == "code" and nbgrader_role(c) == role]
+        said = "\n".join(outcome(cell)[1] for cell in cells)
+        assert any(phrase in said for phrase in cheat.evidence), (learner, cheat.what, said[:2000])
+
+
+def test_what_cannot_be_graded_at_all_is_refused_by_name_and_scores_zero(course):
+    for learner, reason in REFUSED.items():
+        assert reason in course.summary.failed[f"{learner}/01_one_file_read"], learner
+    assert set(course.summary.failed) == {f"{learner}/01_one_file_read" for learner in REFUSED}
+
+
+def test_no_cheat_changed_the_course_the_gradebook_or_the_installed_packages(course):
+    before, after = course.before, course.after
+    for what in before:
+        assert after[what] == before[what], f"{what} changed during grading"
+    assert before["triggers"] == []
+
+
+def test_no_process_a_cheat_started_outlives_grading(course):
+    assert course.left_running == [], "a cheat's process outlived its sandbox"
+
+
+def test_no_cheat_reached_a_server_on_the_grading_machine(course):
+    assert course.canary_calls == []
+
+
+def test_the_next_run_of_the_same_course_grades_nothing_again_and_changes_nothing(course):
+    again = course.again
+    assert again.graded == [] and again.failed == {} and again.not_graded == {}
+    done = len(course.summary.graded) + len(course.summary.failed)
+    assert len(again.skipped) == done
+    assert gradebook_dump(course.root) == course.gradebook_after_first

@@ -97,6 +97,30 @@ def test_the_python_running_the_harness_is_shown_read_only():
     assert all(folder in pairs(options, "--ro-bind") for folder in folders)
 
 
+def test_without_packages_only_the_python_installation_is_shown(tmp_path):
+    """What grading gives an answer's ``python -I -S``: the standard library, not the
+    environment's site-packages (so no labkit to import, even with site.addsitedir)."""
+    shown = Sandbox(packages=False).options(WS)
+    base = str(Path(sandbox_module.base_python()).parents[1])
+    assert base in pairs(shown, "--ro-bind") or base.startswith("/usr")
+    environment = [
+        p for p in python_dirs() if not p.startswith(base)
+    ]  # the venv (the tests run in one)
+    assert environment and not [p for p in environment if p in shown]
+
+
+def test_masked_paths_are_emptied_after_everything_that_could_show_them(tmp_path):
+    folder, file = tmp_path / "answers", tmp_path / "key.txt"
+    folder.mkdir(), file.write_text("secret")
+    options = Sandbox(read_only=[str(tmp_path)], masked=[str(folder), str(file)]).options(WS)
+    assert options.index(str(folder)) > options.index(str(tmp_path))
+    assert options[options.index(str(folder)) - 1] == "--tmpfs"
+    assert options[options.index(str(file)) - 2 : options.index(str(file))] == [
+        "--ro-bind",
+        "/dev/null",
+    ]
+
+
 def test_find_bwrap_prefers_the_systems(monkeypatch, tmp_path):
     if os.access("/usr/bin/bwrap", os.X_OK):
         assert find_bwrap() == "/usr/bin/bwrap"
@@ -161,7 +185,7 @@ def test_the_run_command_schema_has_no_sandbox_argument():
 def test_what_lives_in_tmp_is_bound_after_the_private_tmp_is_made(monkeypatch):
     """Mounts are made in order: a Python or a folder of the user's in /tmp must come after
     the private /tmp (and the folder around the workspace), or they would be hidden."""
-    monkeypatch.setattr(sandbox_module, "python_dirs", lambda: ["/tmp/labkit-x1/venv"])
+    monkeypatch.setattr(sandbox_module, "python_dirs", lambda **_: ["/tmp/labkit-x1/venv"])
     options = Sandbox(read_only=["/tmp/data"]).options("/tmp/labkit-x1/sample_repo")
     made = [i for i, option in enumerate(options) if option == "--tmpfs"]
     for path in ("/tmp/labkit-x1/venv", "/tmp/data", "/tmp/labkit-x1/sample_repo"):

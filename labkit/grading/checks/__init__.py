@@ -46,6 +46,7 @@ from . import (
     lesson12_sandbox,
     lesson13_finding_code,
 )
+from .common import HiddenCasesMissing
 
 #: The lessons' check modules, in course order.
 LESSONS = (
@@ -72,13 +73,16 @@ def grade(check: str, source: str, name: str, *, hidden: bool = False) -> tuple:
     text)``.
 
     Every way the check can end without passing is a failed verdict, never an error that
-    escapes: autograding must go on to the next cell and the next learner."""
+    escapes: autograding must go on to the next cell and the next learner. One exception:
+    :class:`HiddenCasesMissing` (grading without the instructor's package) stops grading."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         try:
             CHECKS[check](Answer(source, name), hidden=hidden)
         except CheckFailed as exc:
             return False, printed.getvalue() + f"AssertionError: {exc}\n"
+        except HiddenCasesMissing:
+            raise  # the grading machine lacks the instructor's package: no verdict at all
         except Exception as exc:  # noqa: BLE001 (whatever an answer did to the check)
             return False, (
                 printed.getvalue() + f"AssertionError: the check could not finish "

@@ -21,6 +21,29 @@ from ...settings import RECORDINGS_DIR
 from ..feedback import Answer, Miss, changed_input, fail, show
 from ..isolated import Other, same, unchanged
 
+
+class HiddenCasesMissing(RuntimeError):
+    """A hidden test ran where the instructor's package (``labkit_answers``) is not installed.
+
+    Grading must stop here rather than score every learner 0, so ``grade`` lets it out."""
+
+
+def hidden_cases(check: str, **context) -> list:
+    """The cases ``check`` adds for nbgrader's hidden tests, kept in the instructor's package
+    (``labkit_answers.hidden``), never in the one learners install. ``context``: what the
+    check builds its cases from (a recorded stream, a file's hash)."""
+    try:
+        from labkit_answers.hidden import HIDDEN
+    except ImportError:
+        raise HiddenCasesMissing(
+            f"{check}(..., hidden=True) needs the hidden test cases, which are in the "
+            "instructor's package, not in labkit: install it (`make setup` in a clone does; "
+            "elsewhere pip install the labkit_answers wheel, built with `pip wheel --no-deps "
+            "-w dist instructor/`). A learner's copy of the lessons has no hidden tests."
+        ) from None
+    return HIDDEN[check](**context)
+
+
 TOOL_NAMES = ("read_file", "replace_text", "run_tests")
 TOOL_MESSAGE_KEYS = ("role", "tool_name", "content")
 #: A hint about a tool message's shape (its keys and their values), for a shape problem.

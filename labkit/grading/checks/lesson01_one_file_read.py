@@ -13,6 +13,7 @@ from .common import (
     SHAPE_HINT,
     TOOL_NAMES,
     content_problem,
+    hidden_cases,
     learner_answer,
     new_seed,
     random_result,
@@ -69,8 +70,7 @@ def check_tool_message(make_tool_message, *, hidden: bool = False) -> None:
             "tool_name is the name of the tool that was called, whatever its result looks like",
         ),
     ]
-    if hidden:
-        results.append(("an empty result", "run_tests", {}, "an empty dict is the JSON text '{}'"))
+    results += hidden_cases("check_tool_message") if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):

@@ -14,6 +14,7 @@ from ..isolated import unchanged
 from .common import (
     DRAWN,
     TEXT_ALPHABET,
+    hidden_cases,
     learner_answer,
     new_seed,
     random_text,
@@ -88,8 +89,7 @@ def check_assemble_content(assemble_content, *, hidden: bool = False) -> None:
         ),
         ("the recorded final summary (repair.json, turn 5)", recorded_chunks("repair", 5), ""),
     ]
-    if hidden:
-        streams.append(("one fragment", [_chunk("x", done=True)], ""))
+    streams += hidden_cases("check_assemble_content") if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):
@@ -271,14 +271,7 @@ def check_may_dispatch(may_dispatch, *, hidden: bool = False) -> None:
             "look at the done chunk's done_reason, not at the words of the text",
         ),
     ]
-    if hidden:
-        streams.append(
-            (
-                "a length cut with text only",
-                [_chunk("The answer is"), _chunk(done=True, done_reason="length")],
-                "done_reason 'length' means the reply was cut, whatever it holds",
-            )
-        )
+    streams += hidden_cases("check_may_dispatch") if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN // 2 + 1):  # pairs of equal length and opposite verdicts

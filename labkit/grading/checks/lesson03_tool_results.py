@@ -12,6 +12,7 @@ from ..isolated import RAISABLE, Other, same, tools_value, unchanged
 from .common import (
     DRAWN,
     TOOL_NAMES,
+    hidden_cases,
     learner_answer,
     new_seed,
     random_result,
@@ -97,14 +98,7 @@ def check_append_results(append_tool_results, *, hidden: bool = False) -> None:
         ),
         ("no tool calls", [], "nothing to run, nothing to append"),
     ]
-    if hidden:
-        calls.append(
-            (
-                "the same call twice",
-                [read_source, read_source],
-                "each call runs, even when two are alike",
-            )
-        )
+    calls += hidden_cases("check_append_results", read_source=read_source) if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):

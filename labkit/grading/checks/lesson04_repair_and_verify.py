@@ -8,7 +8,7 @@ import random
 from ...harness.sample import SAMPLE_DIR, TEST_FILE
 from ..feedback import Case, run_cases
 from ..isolated import run_counts_value
-from .common import DRAWN, learner_answer, new_seed, verdict_problem
+from .common import DRAWN, hidden_cases, learner_answer, new_seed, verdict_problem
 
 __all__ = ["check_repair_verdict"]
 
@@ -81,25 +81,7 @@ def check_repair_verdict(repair_succeeded, *, hidden: bool = False) -> None:
             "compare the hash after with the hash before, whatever file it was",
         )
     )
-    if hidden:
-        verdicts.append(
-            (
-                "interrupted after 4 passed (exit code 2)",
-                (2, 4, 0, "4 passed in 0.03s\n!!! KeyboardInterrupt !!!"),
-                same_hash,
-                same_hash,
-                "only exit code 0 is a finished, passing run",
-            )
-        )
-        verdicts.append(
-            (
-                "hashes that differ only in their last character",
-                (0, 4, 0, "4 passed in 0.03s"),
-                same_hash,
-                same_hash[:-1] + "0" if same_hash[-1] != "0" else same_hash[:-1] + "1",
-                "compare the whole hashes: any difference means the file changed",
-            )
-        )
+    verdicts += hidden_cases("check_repair_verdict", same_hash=same_hash) if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..feedback import fail
 from ..isolated import AnswerError, run_answer, same
-from .common import learner_answer, typed
+from .common import hidden_cases, learner_answer, typed
 
 __all__ = ["check_bounded_prediction", "check_stop_predictions"]
 
@@ -63,6 +63,8 @@ STOP_WHY = {
 
 def check_bounded_prediction(bounded_prediction, *, hidden: bool = False) -> None:
     """Compare the prediction of the ``max_turns=3`` replay of repair.json with its outcome."""
+    if hidden:
+        hidden_cases("check_bounded_prediction")  # none, but a hidden test is the instructor's
     prediction = _prediction(bounded_prediction, "bounded_prediction", BOUNDED_TRUTH)
     for field, kind in BOUNDED_TYPES.items():
         value = prediction[field]
@@ -78,6 +80,8 @@ def check_bounded_prediction(bounded_prediction, *, hidden: bool = False) -> Non
 
 def check_stop_predictions(stop_predictions, *, hidden: bool = False) -> None:
     """Compare predicted stop reasons with how each run of exercise 5b stops."""
+    if hidden:
+        hidden_cases("check_stop_predictions")  # none, but a hidden test is the instructor's
     predictions = _prediction(stop_predictions, "stop_predictions", STOP_TRUTH)
     for name, value in predictions.items():
         if type(value) is not str or value not in STOP_REASON_NAMES:

@@ -15,18 +15,15 @@ import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
 from ..isolated import same
-from .common import DRAWN, learner_answer, new_seed, recorded_chunks, typed
+from .common import DRAWN, hidden_cases, learner_answer, new_seed, recorded_chunks, typed
 from .lesson06_results import check_results
 from .lesson06_streams import (
-    ERROR,
     describe,
-    eager_start,
     ended,
     failed,
     incomplete,
     interleaved,
     long_stream,
-    out_of_order,
     random_stream,
     responses_ended,
     responses_interleaved,
@@ -144,23 +141,7 @@ def _cases(hidden: bool) -> list:
     ]  # fmt: skip
     cases = [(label, "chat", chunks, hint) for label, chunks, hint in chat]
     cases += [(label, "responses", chunks, hint) for label, chunks, hint in responses]
-    if hidden:
-        cases += [
-            ("the first entry carries arguments too", "chat", eager_start(), ""),
-            ("a call whose start arrives before a lower index's", "chat", out_of_order(),
-             "the calls come back in index order"),
-            ("a finish_reason this lesson never named", "chat",
-             ended(read, "function_call"),
-             "only 'tool_calls' and 'stop' end a reply whose calls may run"),
-            ("Responses: three calls, their deltas interleaved around a text item", "responses",
-             responses_interleaved(three=True),
-             "each delta names its item (item_id): join the deltas of each item on its own"),
-            ("Responses: response.incomplete for a reason this lesson never named", "responses",
-             responses_ended(mixed, incomplete("max_messages")),
-             "response.incomplete, whatever its reason, means the reply did not finish"),
-            ("Responses: an error event", "responses",
-             responses_ended(mixed, ERROR), "an error event runs nothing"),
-        ]  # fmt: skip
+    cases += hidden_cases("check_assemble_calls", read=read, mixed=mixed) if hidden else []
     return cases
 
 

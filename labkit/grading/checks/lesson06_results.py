@@ -18,6 +18,7 @@ from .common import (
     DRAWN,
     TOOL_NAMES,
     content_problem,
+    hidden_cases,
     learner_answer,
     new_seed,
     random_result,
@@ -107,16 +108,7 @@ def _sets(hidden: bool) -> list:
         ("openai: no tool calls", "openai", [], []),
         ("gemini: no tool calls", "gemini", [], []),
     ]
-    if hidden:
-        sets += [
-            ("anthropic: the same tool twice", "anthropic",
-             [_call("anthropic", 4, "read_file"), _call("anthropic", 5, "read_file")],
-             [read, {"path": "NOTES.md", "content": "Grüße ✓"}]),
-            ("gemini: one call with an id, one without", "gemini",
-             [_call("gemini", 6, "run_tests"), _unnamed(_call("gemini", 7, "read_file"))],
-             [tested, read]),
-            ("openai-responses: no tool calls", "openai-responses", [], []),
-        ]  # fmt: skip
+    sets += hidden_cases("check_result_messages", read=read, tested=tested) if hidden else []
     return sets
 
 

@@ -15,7 +15,7 @@ import re
 
 from ..feedback import Case, Miss, changed_input, run_cases, show
 from ..isolated import same
-from .common import learner_answer, new_seed
+from .common import hidden_cases, learner_answer, new_seed
 
 __all__ = ["check_policy", "check_gate_stops"]
 
@@ -124,46 +124,13 @@ POLICY_CASES = [
         "echo only prints its argument; no rule names echo, so ask",
     ),
 ]
-HIDDEN_POLICY_CASES = [
-    ("backticks", ["sh", "-c", "echo `curl x.example`"], "a command in backticks runs too"),
-    (
-        "a command sent to the background",
-        ["bash", "-c", "python -m pytest -x &"],
-        "& only separates commands: the one command here is allowed",
-    ),
-    ("a shell with no script", ["sh", "-c"], "no script, no allowed command: ask"),
-    # each rule broken alone gets a case of its own
-    (
-        "a shell not given its script with -c",
-        ["bash", "-x", "git status"],
-        "a shell whose second word is not -c reads its script from a file or its input, which "
-        "no one sees: deny, whatever the words after it",
-    ),
-    ("a script ending in ';'", ["sh", "-c", "git status;"], "an empty piece is no command"),
-    (
-        "rm first, then the tests",
-        ["sh", "-c", "rm -rf build; python -m pytest"],
-        "the strictest verdict wins, wherever its command comes in the script",
-    ),
-    (
-        "a denied command with a variable",
-        ["sh", "-c", "rm -rf $HOME"],
-        "rule 3 caps an allow at ask; a deny stays a deny",
-    ),
-    (
-        "a variable given to pytest, with no shell",
-        ["python", "-m", "pytest", "$HOME"],
-        "without a shell, $HOME is five plain characters: rule 1 allows the tests",
-    ),
-    ("git diff with a path", ["git", "diff", "path_rules.py"], "git diff may take more words"),
-]
 DRAWN_COMMANDS = 8  # commands drawn afresh per run
 
 
 def check_policy(verdict, *, hidden: bool = False) -> None:
     """``verdict(command)`` gives the team's verdict on a ``run_command`` argument list."""
     answer = learner_answer(verdict, "verdict")
-    listed = POLICY_CASES + (HIDDEN_POLICY_CASES if hidden else [])
+    listed = POLICY_CASES + (hidden_cases("check_policy") if hidden else [])
     number = new_seed()
     draw = random.Random(number)
     drawn = [
@@ -421,7 +388,8 @@ def check_gate_stops(stopped_calls, *, hidden: bool = False) -> None:
         STOPPED_CALLS,
         shown=f"{answer.name}(), for the 7 calls of permissions.json, answered {SWAPPED_ANSWERS}",
     )
-    run_cases(answer, [case], _stops_problem, what="stopped_calls")
+    extra = hidden_cases("check_gate_stops") if hidden else []
+    run_cases(answer, [case, *extra], _stops_problem, what="stopped_calls")
 
 
 def _stops_problem(got, case, outcome):

@@ -18,7 +18,7 @@ from ...settings import RECORDINGS_DIR
 from ..difference import first_difference
 from ..feedback import Case, Miss, changed_input, check_linear_time, run_cases, show
 from ..isolated import same
-from .common import DRAWN, learner_answer, new_seed
+from .common import DRAWN, hidden_cases, learner_answer, new_seed
 
 __all__ = ["check_head_and_tail", "check_compaction"]
 
@@ -105,27 +105,12 @@ CUT_CASES = [
         "len() counts characters: é is one, whatever its bytes",
     ),
 ]
-HIDDEN_CUT_CASES = [
-    (
-        "an earlier marker wholly in the cut",
-        "x" * 200 + _old(123, "characters") + "y" * 200,
-        90,
-        "a marker inside the part you cut goes with it",
-    ),
-    ("one character over", "z" * 101, 100, "one character over the limit is cut like any other"),
-    (
-        "an earlier marker that counts characters, where the head would end",
-        "a" * 10 + _old(7, "characters") + "b" * 200,
-        60,
-        "an old marker may count characters or bytes: OLD_MARKER finds both",
-    ),
-]
 
 
 def check_head_and_tail(head_and_tail, *, hidden: bool = False) -> None:
     """``head_and_tail(text, limit)`` keeps both ends around a marker, in linear time."""
     answer = learner_answer(head_and_tail, "head_and_tail")
-    listed = CUT_CASES + (HIDDEN_CUT_CASES if hidden else [])
+    listed = CUT_CASES + (hidden_cases("check_head_and_tail") if hidden else [])
     seed = new_seed()
     draw = random.Random(seed)
     drawn = [(f"drawn case {n} (seed {seed})", *drawn_text(draw), "") for n in range(1, DRAWN + 1)]
@@ -368,20 +353,7 @@ def check_compaction(compact_conversation, *, hidden: bool = False) -> None:
     """``compact_conversation(messages, budget)`` fits old results to a budget, in order."""
     answer = learner_answer(compact_conversation, "compact_conversation")
     listed = compaction_cases()
-    if hidden:
-        already = conversation(
-            [("read_file", NOTE)],
-            [("run_tests", _result("d", 900))],
-            [("read_file", _result("e", 50))],
-        )
-        listed.append(
-            (
-                "an already compacted result",
-                already,
-                300,
-                "a result that is NOTE already is not replaced again",
-            )
-        )
+    listed += hidden_cases("check_compaction") if hidden else []
     seed = new_seed()
     draw = random.Random(seed)
     for number in range(1, DRAWN + 1):

@@ -12,7 +12,7 @@ import inspect
 import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
-from .common import learner_answer, with_drawn
+from .common import hidden_cases, learner_answer, with_drawn
 
 __all__ = ["check_apply_edit", "check_parse_search_replace"]
 
@@ -78,25 +78,6 @@ EDIT_CASES += [
         "the text's lines end with CRLF: match and write the edit's newlines as CRLF",
     ),
 ]
-HIDDEN_EDIT_CASES = [
-    (
-        "overlapping occurrences further in",
-        ["x = 'abab'\nababab\n", "abab", "z"],
-        "'abab' occurs at 0 and at 2 of 'ababab': overlapping occurrences count",
-    ),
-    (
-        "overlapping occurrences, replace_all",
-        ["xaaax", "aa", "b", True],
-        "overlapping occurrences make replace_all ambiguous too: raise NotUnique",
-    ),
-    (
-        "CRLF elsewhere untouched",
-        ["a\r\nb\r\nc\r\n", "b", "B"],
-        "only the replaced text changes: keep every other line ending as it was",
-    ),
-    ("unicode", ["café — 😀\n", "😀", "ok"], "strings are characters, whatever their bytes"),
-    ("LF text, CRLF in old", ["a\nb\n", "a\r\nb", "c\r\nd"], "an LF text gets LF newlines"),
-]
 
 
 def _drawn_edit(draw: random.Random) -> list:
@@ -112,7 +93,9 @@ def _drawn_edit(draw: random.Random) -> list:
 def check_apply_edit(apply_edit, *, hidden: bool = False) -> None:
     """``apply_edit(text, old, new, replace_all=False)`` edits exactly, or raises by name."""
     answer = learner_answer(apply_edit, "apply_edit")
-    listed, _ = with_drawn(EDIT_CASES, HIDDEN_EDIT_CASES if hidden else [], _drawn_edit)
+    listed, _ = with_drawn(
+        EDIT_CASES, hidden_cases("check_apply_edit") if hidden else [], _drawn_edit
+    )
     cases = []
     for label, arguments, hint in listed:
         expected = edit_reference(*arguments)
@@ -241,27 +224,6 @@ PARSE_CASES += [
     ),
     ("CRLF input", FIX.replace("\n", "\r\n"), "a CR ending a line is part of its CRLF line ending"),
 ]
-HIDDEN_PARSE_CASES = [
-    (
-        "several blocks for several files",
-        block("a.py", "1\n", "2\n")
-        + "\n"
-        + block("b/c.py", "x\n", "y\nz\n")
-        + block("a.py", "", "3\n"),
-        "each block takes the path just above it",
-    ),
-    ("no trailing newline", FIX.rstrip("\n"), "the last line needs no newline of its own"),
-    (
-        "a ======= line inside the replaced text, twice, with CRLF",
-        block("notes.md", "A\n", "=======\nB\n=======\n").replace("\n", "\r\n"),
-        "only >>>>>>> REPLACE ends the REPLACE part",
-    ),
-    (
-        "a new SEARCH inside a block",
-        f"f.py\n{SEARCH}\na\n{DIVIDER}\nb\n{SEARCH}\n",
-        "a new SEARCH before REPLACE: the block is not closed",
-    ),
-]
 #: The linear-time check: answers with this many blocks (two texts of each size).
 PARSE_TIMING = {"sizes": [200, 3_200], "repeats": 2}
 
@@ -287,7 +249,9 @@ def _drawn_parse(draw: random.Random) -> str:
 def check_parse_search_replace(parse_search_replace, *, hidden: bool = False) -> None:
     """``parse_search_replace(text)`` reads blocks or raises by name, in linear time."""
     answer = learner_answer(parse_search_replace, "parse_search_replace")
-    listed, draw = with_drawn(PARSE_CASES, HIDDEN_PARSE_CASES if hidden else [], _drawn_parse)
+    listed, draw = with_drawn(
+        PARSE_CASES, hidden_cases("check_parse_search_replace") if hidden else [], _drawn_parse
+    )
     cases = []
     for label, text, hint in listed:
         expected = blocks_reference(text)

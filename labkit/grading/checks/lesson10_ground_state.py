@@ -14,7 +14,7 @@ import posixpath
 import random
 
 from ..feedback import Case, check_linear_time, run_cases, show
-from .common import learner_answer, with_drawn
+from .common import hidden_cases, learner_answer, with_drawn
 
 __all__ = ["check_system_prompt", "check_subagent_result", "check_ordered_results"]
 
@@ -102,34 +102,6 @@ PROMPT_CASES = [
         "a NUL byte means a binary file: no project part",
     ),
 ]
-HIDDEN_PROMPT_CASES = [
-    (
-        "a four-byte character at the cut",
-        [PARTS, project("ok \U0001f600 done"), 5],
-        "'\U0001f600' takes bytes 4 to 7: a cut at 5 keeps 3 bytes",
-    ),
-    (
-        "an absolute link",
-        [PARTS, project("x", links_to="/etc/passwd"), 100],
-        "an absolute target is outside the workspace",
-    ),
-    (
-        "a link that climbs out through a folder",
-        [PARTS, project("x", links_to="docs/../../outside.md"), 100],
-        "docs/../../outside.md is ../outside.md: outside",
-    ),
-    ("an empty file", [PARTS, project(""), 100], "an empty file adds no part"),
-    (
-        "a file exactly at the cap",
-        [PARTS, project("12345"), 5],
-        "5 bytes fit a cap of 5: no marker",
-    ),
-    (
-        "only the base",
-        [{"base": BASE}, project("\u20ac" * 4, "CLAUDE.md"), 7],
-        "three-byte characters: 7 bytes keep two of them; the heading names CLAUDE.md",
-    ),
-]
 
 
 def _drawn_prompt(draw: random.Random) -> list:
@@ -142,7 +114,9 @@ def _drawn_prompt(draw: random.Random) -> list:
 def check_system_prompt(system_prompt, *, hidden: bool = False) -> None:
     """``system_prompt(parts, project_file, cap)`` assembles the prompt by the rules."""
     answer = learner_answer(system_prompt, "system_prompt")
-    listed, _ = with_drawn(PROMPT_CASES, HIDDEN_PROMPT_CASES if hidden else [], _drawn_prompt)
+    listed, _ = with_drawn(
+        PROMPT_CASES, hidden_cases("check_system_prompt") if hidden else [], _drawn_prompt
+    )
     cases = [
         Case(label, arguments, prompt_reference(*arguments), hint=hint)
         for label, arguments, hint in listed
@@ -251,41 +225,6 @@ RESULT_CASES = [
     ),
     ("a child whose model was down from the start", [DOWN_AT_ONCE], "no reply ended: answer ''"),
 ]
-HIDDEN_RESULT_CASES = [
-    (
-        "a malformed last turn",
-        [
-            [
-                started(1),
-                text(1, "Found it in b.py."),
-                *called(1, "grep", {"count": 1}),
-                started(2),
-                text(2, "{broken"),
-                stopped("malformed_model_turn", 2, 1, "a chunk broke the format"),
-            ]
-        ],
-        "a malformed turn is broken too: the answer is the turn before's",
-    ),  # fmt: skip
-    (
-        "an empty response",
-        [[started(1), stopped("empty_response", 1, 0, "no text and no tool calls")]],
-        "its reply ended, empty: answer '', with the detail",
-    ),
-    (
-        "an incomplete last turn",
-        [
-            [
-                started(1),
-                text(1, "one"),
-                *called(1, "glob", {"files": []}),
-                started(2),
-                text(2, "two"),
-                stopped("incomplete_model_turn", 2, 1, "the stream ended early"),
-            ]
-        ],
-        "an incomplete turn did not end: the answer is the turn before's",
-    ),  # fmt: skip
-]
 
 
 def _drawn_result(draw: random.Random) -> list:
@@ -304,7 +243,9 @@ def _drawn_result(draw: random.Random) -> list:
 def check_subagent_result(subagent_result, *, hidden: bool = False) -> None:
     """``subagent_result(child_events)`` is the one result the parent reads."""
     answer = learner_answer(subagent_result, "subagent_result")
-    listed, _ = with_drawn(RESULT_CASES, HIDDEN_RESULT_CASES if hidden else [], _drawn_result)
+    listed, _ = with_drawn(
+        RESULT_CASES, hidden_cases("check_subagent_result") if hidden else [], _drawn_result
+    )
     cases = [
         Case(
             label,
@@ -402,14 +343,6 @@ ORDER_CASES = [
         "a call with no result gets {'error': '<name> did not finish in time'}, in its place",
     ),
 ]
-HIDDEN_ORDER_CASES = [
-    ("no calls", [[], []], "nothing asked, nothing returned"),
-    (
-        "every call failed or late",
-        [asked("a", "b", "c"), ended((2, {"error": "boom"}))],
-        "every call asked gets a result",
-    ),
-]
 ORDER_TIMING = {"sizes": [250, 2_000], "repeats": 2}
 
 
@@ -427,7 +360,9 @@ def _drawn_order(draw: random.Random) -> list:
 def check_ordered_results(ordered_results, *, hidden: bool = False) -> None:
     """``ordered_results(calls, finished)`` puts results back in the order asked, in linear time."""
     answer = learner_answer(ordered_results, "ordered_results")
-    listed, draw = with_drawn(ORDER_CASES, HIDDEN_ORDER_CASES if hidden else [], _drawn_order)
+    listed, draw = with_drawn(
+        ORDER_CASES, hidden_cases("check_ordered_results") if hidden else [], _drawn_order
+    )
     cases = [
         Case(label, arguments, order_reference(*arguments), hint=hint)
         for label, arguments, hint in listed

@@ -17,7 +17,7 @@ import string
 
 from ..feedback import Case, run_cases, show
 from ..isolated import same, unchanged
-from .common import learner_answer, new_seed
+from .common import hidden_cases, learner_answer, new_seed
 
 __all__ = ["check_mcp_to_tool_schema", "check_hook_decision"]
 
@@ -140,31 +140,12 @@ SCHEMA_CASES = [
     ("a provider the lesson does not know", READ_FILE, "cohere",
      "a provider not in NAME_PATTERNS: raise ValueError"),
 ]  # fmt: skip
-HIDDEN_SCHEMA_CASES = [
-    ("nested objects", NESTED, "openai",
-     "a nested object schema goes through as it is, its own 'required' included"),
-    ("nested objects, Anthropic", NESTED, "anthropic",
-     "the whole inputSchema is the input_schema; annotations and _meta are not sent"),
-    ("neither description nor title", {"name": "ping", "inputSchema": {"type": "object",
-     "properties": {}}}, "anthropic", "no description and no title: an empty description"),
-    ("an empty description, a title", {"name": "ping", "description": "", "title": "Ping",
-     "inputSchema": {"type": "object", "properties": {}}}, "openai",
-     "an empty description is no description: use the title"),
-    ("a name of 65 characters", {"name": "t" * 65, "description": "Long.",
-     "inputSchema": {"type": "object", "properties": {}}}, "anthropic",
-     "Anthropic takes at most 64 characters: raise ValueError"),
-    ("a name that starts with a digit, for Gemini", {"name": "2fast", "description": "Go.",
-     "inputSchema": {"type": "object", "properties": {}}}, "gemini",
-     "Gemini wants a letter or _ first: raise ValueError"),
-    ("nested objects, Gemini", NESTED, "gemini",
-     "the whole inputSchema is the parametersJsonSchema"),
-]  # fmt: skip
 
 
 def check_mcp_to_tool_schema(mcp_to_tool_schema, *, hidden: bool = False) -> None:
     """``mcp_to_tool_schema(mcp_tool, provider)`` declares an MCP tool as the provider does."""
     answer = learner_answer(mcp_to_tool_schema, "mcp_to_tool_schema")
-    listed = SCHEMA_CASES + (HIDDEN_SCHEMA_CASES if hidden else [])
+    listed = SCHEMA_CASES + (hidden_cases("check_mcp_to_tool_schema") if hidden else [])
     seed = new_seed()
     draw = random.Random(seed)
     listed += [
@@ -365,21 +346,13 @@ DECISION_CASES = [
     ("a reason with an allow", _output("before_tool", '{"reason": "looks fine"}'), 0,
      "keep what the hook said: allow, with its reason"),
 ]  # fmt: skip
-HIDDEN_DECISION_CASES = [
-    ("killed by a signal", _output("stop"), -9, "a negative exit code is a crash too"),
-    ("null", _output("before_tool", "null"), 0, "null is JSON, but not an object: not_json"),
-    ("a key the point does not take", _output("before_request", '{"arguments": {}}'), 0,
-     "before_request may give context only: a bad_reply"),
-    ("a context that is a number", _output("run_start", '{"context": 42}'), 0,
-     "context is text: a bad_reply"),
-]  # fmt: skip
 FAILURES = ("timeout", "crash", "not_json", "bad_reply")
 
 
 def check_hook_decision(hook_decision, *, hidden: bool = False) -> None:
     """``hook_decision(hook_output, exit_code)`` reads a hook's run by the lesson's rules."""
     answer = learner_answer(hook_decision, "hook_decision")
-    listed = DECISION_CASES + (HIDDEN_DECISION_CASES if hidden else [])
+    listed = DECISION_CASES + (hidden_cases("check_hook_decision") if hidden else [])
     seed = new_seed()
     draw = random.Random(seed)
     listed += [

@@ -13,7 +13,7 @@ import random
 
 from ..feedback import Case, run_cases, show
 from ..isolated import same
-from .common import DRAWN, learner_answer, new_seed
+from .common import DRAWN, hidden_cases, learner_answer, new_seed
 
 __all__ = ["check_layers"]
 
@@ -146,33 +146,6 @@ CASES = [
     ),
     ("the tests fill the workspace", act(PYTEST, "fill the workspace"), "workspace-write", ""),
 ]
-HIDDEN_CASES = [
-    (
-        "git status with more words",
-        act(["git", "status", "--short"], "read the workspace"),
-        "workspace-write",
-        "git status followed by anything is on the gate's list",
-    ),
-    (
-        "a bash -c wrapper, no sandbox",
-        act(["bash", "-c", "cat ~/.ssh/id_rsa"], "read a key in your home"),
-        "none",
-        "the wrapper is bash, which the gate does not allow",
-    ),
-    ("the tests fill /tmp, read-only", act(PYTEST, "fill /tmp"), "read-only", ""),
-    (
-        "the tests write through a hard link, read-only",
-        act(PYTEST, "write through a hard link in the workspace"),
-        "read-only",
-        "",
-    ),
-    (
-        "catalog is not cat",
-        act(["catalog"], "read the workspace"),
-        "workspace-write",
-        "compare whole words",
-    ),
-]
 
 COMMANDS = [
     PYTEST,
@@ -213,7 +186,9 @@ def check_layers(stopped_by, *, hidden: bool = False) -> None:
             hint=hint,
             shown=f"{answer.name}({show(action, 200)}, {profile!r})",
         )
-        for label, action, profile, hint in CASES + (HIDDEN_CASES if hidden else []) + drawn
+        for label, action, profile, hint in CASES
+        + (hidden_cases("check_layers") if hidden else [])
+        + drawn
     ]
     run_cases(answer, cases, _problem, what="stopped_by")
 

@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote
 
 from ..feedback import Case, run_cases, show
 from ..isolated import same
-from .common import learner_answer, with_drawn
+from .common import hidden_cases, learner_answer, with_drawn
 
 __all__ = ["check_rank_chunks", "check_references_to_result"]
 
@@ -127,33 +127,6 @@ RANK_CASES = [
         "chunks still adds a little",
     ),
 ]
-HIDDEN_RANK_CASES = [
-    (
-        "a term in every chunk",
-        ["self"],
-        [["self", "a1"], ["self"], ["self", "self", "b1"]],
-        3,
-        "Lucene's idf is never negative: a term in every chunk still counts a little",
-    ),
-    (
-        "empty chunks count in the average length",
-        ["date"],
-        [[], [], ["date"], ["date", "date", "date", "b1"]],
-        3,
-        "the average length is over every chunk, the empty ones too (N counts them as well)",
-    ),
-    ("every chunk empty", ["date"], [[], [], []], 3, "no chunk holds the term: return []"),
-    ("no chunks", ["date"], [], 3, ""),
-    ("an empty query", [], [["date"], ["cents"]], 3, "no term, no score above zero"),
-    (
-        "unicode terms",
-        ["café", "naïve", "日付"],
-        [["cafe", "naive"], ["café", "日付"], ["naïve"], ["日付", "日付", "x1"]],
-        4,
-        "compare terms exactly as given",
-    ),
-    ("k is 0", ["date"], [["date"]], 0, "return at most k indices"),
-]
 VOCABULARY = ("date", "parse", "cents", "round", "ledger", "between", "self", "test", "é")
 
 
@@ -179,11 +152,10 @@ def drawn_ranking(draw: random.Random) -> tuple[list, list, int]:
 def check_rank_chunks(rank_chunks, *, hidden: bool = False) -> None:
     """``rank_chunks(query_terms, chunks, k)``: BM25's best ``k`` chunk indices."""
     answer = learner_answer(rank_chunks, "rank_chunks")
+    hidden_rank = hidden_cases("check_rank_chunks") if hidden else []
     fixed = [(label, (query, chunks, k), hint) for label, query, chunks, k, hint in RANK_CASES]
-    more = [
-        (label, (query, chunks, k), hint) for label, query, chunks, k, hint in HIDDEN_RANK_CASES
-    ]
-    tried, _ = with_drawn(fixed, more if hidden else [], drawn_ranking)
+    more = [(label, (query, chunks, k), hint) for label, query, chunks, k, hint in hidden_rank]
+    tried, _ = with_drawn(fixed, more, drawn_ranking)
     cases = [Case(label, list(given), bm25_top(*given), hint=hint) for label, given, hint in tried]
     run_cases(answer, cases, _rank_problem, what="rank_chunks")
 
@@ -324,39 +296,6 @@ REFERENCE_CASES = [
     ),
     ("no reference", [], 5, ""),
 ]
-HIDDEN_REFERENCE_CASES = [
-    (
-        "a space and an accent in a path",
-        [at("ledger/my notes.py", 2), at("ledger/café.py", 0)],
-        5,
-        "a URI is percent-encoded: %20 is a space, %C3%A9 an é",
-    ),
-    (
-        "two uses on one line",
-        [at("a.py", 5, 30), at("a.py", 5, 2), at("a.py", 1)],
-        5,
-        "each location is a place, even two on the same line",
-    ),
-    ("a cap of 0", REFERENCES, 0, "nothing listed, everything counted in 'more'"),
-    (
-        "only outside",
-        [at("x.py", 1, root="/usr/lib"), {"uri": "untitled:1", "range": REFERENCES[0]["range"]}],
-        5,
-        "'count' counts the places in the workspace only",
-    ),
-    (
-        "lines 9 and 10 of one file",
-        [at("a.py", 9), at("a.py", 8)],
-        5,
-        "sort lines as numbers: 9 before 10",
-    ),
-    (
-        "the workspace root itself",
-        [at("", 0), at("../etc/passwd", 0), at("a.py", 0)],
-        5,
-        "only a file inside the workspace is a place",
-    ),
-]
 FILES = ("ledger/models.py", "ledger/budget.py", "tests/test_ledger.py", "a.py", "é/b.py")
 
 
@@ -371,11 +310,10 @@ def drawn_locations(draw: random.Random) -> tuple[list, int]:
 def check_references_to_result(references_to_result, *, hidden: bool = False) -> None:
     """``references_to_result(locations, root, cap)``: the compact tool result."""
     answer = learner_answer(references_to_result, "references_to_result")
+    hidden_found = hidden_cases("check_references_to_result") if hidden else []
     fixed = [(label, (locations, cap), hint) for label, locations, cap, hint in REFERENCE_CASES]
-    more = [
-        (label, (locations, cap), hint) for label, locations, cap, hint in HIDDEN_REFERENCE_CASES
-    ]
-    tried, _ = with_drawn(fixed, more if hidden else [], drawn_locations)
+    more = [(label, (locations, cap), hint) for label, locations, cap, hint in hidden_found]
+    tried, _ = with_drawn(fixed, more, drawn_locations)
     cases = [
         Case(
             label,
