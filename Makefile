@@ -136,6 +136,7 @@ bench: setup
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/finding.py
+	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/suite.py
 
 # Re-pin every dependency from a fresh environment (run after changing pyproject.toml).

@@ -15,6 +15,11 @@
   and autograding.
 - ``labkit.settings``: the defaults and folders every entry point shares.
 
+Lesson 14 adds a task set (``load_tasks``, ``TaskTools``), durable runs kept in a journal
+(``run_durable``, ``read_journal``), batches over a task set (``run_batch``, ``summary``,
+``ResultsTable``) and a loop run behind every SDK (``behind_every_sdk``); ``labkit.pieces``
+holds what a learner's own loop may use.
+
 Lessons 07 and 08 add the shell behind a permission gate (``ShellTools``,
 ``Policy`` with ``allow``/``deny``/``ask``, ``Gate``, ``Answers``) and the context budget
 (``measure``, ``request_sizes``, ``head_and_tail``, ``compact``, ``Budget``); lesson 09 the
@@ -39,6 +44,7 @@ importing labkit needs no kernel; the live models load their SDKs only when firs
 so a replay needs none of them.
 """
 
+from .batch import TASK_RECORDINGS, read_results, resolved, run_batch, summary, summary_lines
 from .harness import (
     EVENT_TYPES,
     MAX_TURNS,
@@ -70,6 +76,7 @@ from .harness.edits import apply_edit
 from .harness.formats import FORMATS
 from .harness.gate import Answers, Gate, Policy, allow, ask, check_command, deny
 from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_hooks
+from .harness.journal import JournalError, read_journal, resume_point
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
 from .harness.parallel import ThreadRunner
 from .harness.project import PROJECT, PROJECT_TASK, SYMBOLS_NOTE
@@ -92,10 +99,13 @@ from .harness.subagents import Subagents, subagent_result
 from .harness.symbol_places import places
 from .harness.symbols import SymbolTools
 from .harness.system_prompt import assembled, project_part
+from .harness.task_tools import TaskTools
+from .harness.taskset import TASK_SYSTEM_PROMPT, TASKS_DIR, Task, load_tasks, task_copy
 from .harness.todo import Plan
 from .harness.toolkit import NUDGES, ReadTools, Toolkit
 from .harness.toolset import Joined
 from .harness.workspace import Workspace
+from .lessons.batch_view import ResultsTable, journal_lines, run_line
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
 from .lessons.finding import QUESTIONS, Rounded, bars, compare, methods_table, questions_table
@@ -126,6 +136,7 @@ from .lessons.lesson import (
     time_spans,
     time_totals,
 )
+from .lessons.loop_live import behind_every_sdk
 from .lessons.parameters import PROVIDER_PARAMETERS, check_parameters
 from .lessons.planner_coder import plan_then_code, scripted_pair
 from .lessons.render import BudgetTable
@@ -156,6 +167,7 @@ from .recording import (
     replay_attempt,
     replay_harness,
     run_attempt,
+    run_durable,
     save_recording,
     serve_recording,
 )
@@ -355,6 +367,27 @@ __all__ = [
     "places",
     "questions_table",
     "retrieval_hook",
+    # lesson 14
+    "JournalError",
+    "ResultsTable",
+    "TASKS_DIR",
+    "TASK_RECORDINGS",
+    "TASK_SYSTEM_PROMPT",
+    "Task",
+    "TaskTools",
+    "behind_every_sdk",
+    "journal_lines",
+    "load_tasks",
+    "read_journal",
+    "read_results",
+    "resolved",
+    "resume_point",
+    "run_batch",
+    "run_durable",
+    "run_line",
+    "summary",
+    "summary_lines",
+    "task_copy",
 ]
 
 #: Imported on first use only: the widgets (and ipywidgets), and the live models (each with

@@ -12,6 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
+from .batch.command import add_arguments as batch_arguments
+from .batch.command import batch_command
 from .grading import grade_class, report
 from .grading.edition import add_arguments as lessons_arguments
 from .grading.edition import write_lessons
@@ -77,40 +79,7 @@ def main(argv=None) -> int:
         "writes nothing. API keys are read from OPENAI_API_KEY or "
         "ANTHROPIC_API_KEY, never from the command line, and never saved.",
     )
-    record.add_argument(
-        "--provider",
-        choices=tuple(PROVIDERS),
-        default="ollama",
-        help="the API the server speaks (default: ollama); openai is any "
-        "OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, "
-        "Ollama's /v1",
-    )
-    record.add_argument(
-        "--model",
-        default=None,
-        metavar="NAME",
-        help="the model (default: the provider's: "
-        + ", ".join(f"{p.name} {p.default_model}" for p in PROVIDERS.values())
-        + ")",
-    )
-    record.add_argument(
-        "--host",
-        default=None,
-        metavar="URL",
-        help=_address_help("host"),
-    )
-    record.add_argument(
-        "--base-url",
-        default=None,
-        metavar="URL",
-        help=_address_help("base_url") + ", e.g. http://127.0.0.1:1234/v1",
-    )
-    record.add_argument(
-        "--no-stream",
-        action="store_true",
-        help="ask an OpenAI-compatible server for whole replies, for servers "
-        "that cannot stream tool calls",
-    )
+    _live_options(record)
     record.add_argument(
         "--max-turns",
         type=_positive_int,
@@ -125,15 +94,19 @@ def main(argv=None) -> int:
         help="where to save it (default: recordings/mine/TAG-TIME.json); "
         "an existing file is never overwritten",
     )
-    record.add_argument(
-        "--about",
-        type=_fact,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a fact about the server or model that it cannot report itself "
-        "(its software and version, the model file and its sha256), saved "
-        "in the recording's provenance under 'declared'; repeatable",
+    batch_arguments(
+        commands.add_parser(
+            "batch",
+            help="run one attempt at every task of a task set, on this machine's cores or a "
+            "Dask cluster, and score each by its tests",
+            description="Give each task of a task set (default: the course's) one attempt, each "
+            "on its own copy, in lesson 12's sandbox where it can start, on workers (this "
+            "machine's cores, or a Dask cluster with --scheduler). Replays the course's scripted "
+            "attempts unless --provider names a live model. Writes OUT/results.jsonl and each "
+            "attempt's journal and recording; run again, it skips finished attempts and picks "
+            "up the others where they stopped.",
+        ),
+        _live_options,
     )
     lessons_arguments(
         commands.add_parser(
@@ -159,6 +132,7 @@ def main(argv=None) -> int:
         "serve": serve_command,
         "record": record_command,
         "lessons": write_lessons,
+        "batch": lambda args: batch_command(args, declared_facts, chosen_model),
         "grade": grade_class.run,
         "report": report.run,
         "constraints": constraints_command,
@@ -424,6 +398,54 @@ def print_progress(event: dict) -> None:
 
 def checks_line(when: str, checks) -> str:
     return f"Tests {when}: {checks.summary} (exit code {checks.exit_code})"
+
+
+def _live_options(command, provider: str | None = "ollama") -> None:
+    """The options that choose a live model: its provider (default ``provider``), model,
+    address, whole replies, and the facts about it that its server cannot report."""
+    command.add_argument(
+        "--provider",
+        choices=tuple(PROVIDERS),
+        default=provider,
+        help=f"the API the server speaks (default: {provider or 'none: replay'}); openai is "
+        "any OpenAI-compatible server: LM Studio, llama.cpp's server, vLLM, Ollama's /v1",
+    )
+    command.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME",
+        help="the model (default: the provider's: "
+        + ", ".join(f"{p.name} {p.default_model}" for p in PROVIDERS.values())
+        + ")",
+    )
+    command.add_argument(
+        "--host",
+        default=None,
+        metavar="URL",
+        help=_address_help("host"),
+    )
+    command.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help=_address_help("base_url") + ", e.g. http://127.0.0.1:1234/v1",
+    )
+    command.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="ask an OpenAI-compatible server for whole replies, for servers "
+        "that cannot stream tool calls",
+    )
+    command.add_argument(
+        "--about",
+        type=_fact,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a fact about the server or model that it cannot report itself "
+        "(its software and version, the model file and its sha256), saved "
+        "in the recording's provenance under 'declared'; repeatable",
+    )
 
 
 def _replay_options(command) -> None:

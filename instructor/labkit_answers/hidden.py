@@ -37,6 +37,12 @@ from labkit.grading.checks import (
 from labkit.grading.checks import (
     lesson13_finding_code as lesson13,
 )
+from labkit.grading.checks import (
+    lesson14_streams as lesson14s,
+)
+from labkit.grading.checks import (
+    lesson14_your_loop as lesson14,
+)
 
 
 def _tool_message() -> list:
@@ -473,6 +479,116 @@ def _references_to_result() -> list:
     ]
 
 
+def _my_loop() -> list:
+    """Exercise 14a's hidden cases: ``(label, script, hint)``, as a right loop plays them."""
+    three = [
+        lesson14s.call("read_file", path="path_rules.py"),
+        lesson14s.call("grep", pattern="x"),
+        lesson14s.call("read_file", path="tests/test_path_rules.py"),
+    ]
+    tests = {"path": "tests/test_path_rules.py", "content": "def test(): pass\n"}
+    calls_read = lesson14s._reply(lesson14s.chunk(tool_calls=[lesson14s.READ]), lesson14s._done())
+    finished = lesson14s._reply(lesson14s.chunk("Done."), lesson14s._done())
+    text_arguments = {"function": {"name": "read_file", "arguments": '{"path": "p'}}
+    cut_off = {
+        "chunks": [
+            lesson14s.chunk("Let me "),
+            lesson14s.chunk("read"),
+            lesson14s.chunk(tool_calls=[lesson14s.READ]),
+            lesson14s._done(),
+        ],
+        "failure": {"after": 2, "raise": "RuntimeError", "args": ["connection reset"]},
+    }
+    return [
+        (
+            "three calls in one reply",
+            lesson14s.reference_script(
+                [lesson14s._reply(lesson14s.chunk(tool_calls=three), lesson14s._done()), finished],
+                [
+                    lesson14s._result(lesson14s.SOURCE),
+                    lesson14s._raise("ValueError", lesson14s.UNKNOWN),
+                    lesson14s._result(tests),
+                ],
+            ),
+            "run the calls one after another, in order, one result message each",
+        ),
+        (
+            "arguments that are not an object",
+            lesson14s.reference_script(
+                [lesson14s._reply(lesson14s.chunk(tool_calls=[text_arguments]), lesson14s._done())],
+                [],
+            ),
+            "a call whose arguments are not a JSON object makes the turn malformed",
+        ),
+        (
+            "an empty reply after a call",
+            lesson14s.reference_script(
+                [calls_read, lesson14s._reply(lesson14s._done())],
+                [lesson14s._result(lesson14s.SOURCE)],
+            ),
+            "",
+        ),
+        (
+            "a budget of one request",
+            lesson14s.reference_script(
+                [
+                    lesson14s._reply(
+                        lesson14s.chunk(tool_calls=[lesson14s.READ, lesson14s.READ]),
+                        lesson14s._done(),
+                    )
+                ],
+                [lesson14s._result(lesson14s.SOURCE), lesson14s._result(lesson14s.SOURCE)],
+                max_turns=1,
+            ),
+            "the last turn's tools still run and their results are appended; then stop",
+        ),
+        (
+            "the server fails in the middle of a reply",
+            lesson14s.reference_script([cut_off], []),
+            "reading the next chunk raised: that is a model_error too",
+        ),
+        (
+            "a tool that raises OSError",
+            lesson14s.reference_script(
+                [calls_read, finished], [lesson14s._raise("OSError", 5, "Input/output error")]
+            ),
+            "OSError is a tool error: {'error': str(exc)}, and the loop goes on",
+        ),
+        (
+            "a budget of 0 requests",
+            lesson14s.reference_script([], [], max_turns=0),
+            "max_turns must be a positive int: 0, -1, True or '3' is a ValueError",
+        ),
+        (
+            "a chunk after the final one",
+            lesson14s.reference_script(
+                [
+                    lesson14s._reply(
+                        lesson14s.chunk("Done."), lesson14s._done(), lesson14s.chunk(" More.")
+                    )
+                ],
+                [],
+            ),
+            "nothing may come after the final chunk: the reply is malformed",
+        ),
+    ]
+
+
+def _resolved_rate() -> list:
+    return [
+        (
+            "exit code 0 but a test failed",
+            [lesson14._row("a", "assistant_finished", (0, 3, 1))],
+            "",
+        ),
+        (
+            "no test ran",
+            [lesson14._row("a", "assistant_finished", (5, 0, 0), text=lesson14.CLAIM)],
+            "",
+        ),
+    ]
+
+
 #: Every check's hidden cases, by the check's name (lesson 05's predictions have none).
 HIDDEN = {
     "check_tool_message": _tool_message,
@@ -498,4 +614,6 @@ HIDDEN = {
     "check_layers": _layers,
     "check_rank_chunks": _rank_chunks,
     "check_references_to_result": _references_to_result,
+    "check_my_loop": _my_loop,
+    "check_resolved_rate": _resolved_rate,
 }

@@ -12,7 +12,16 @@ The requests, in order:
   is sent to the grader, which answers it, before the reply);
 - ``recall``: every call's arguments again, once every case has run;
 - ``load``, ``run``, ``results``: the long inputs of a timing, one timed run of one input
-  (the grader reads the CPU time from outside), what the runs returned.
+  (the grader reads the CPU time from outside), what the runs returned;
+- ``loop``: run a whole loop (lesson 14): call the answer with a ``chat`` whose every request
+  goes to the grader, which answers it with a reply's chunks (or an error), and a ``tools``
+  whose every call goes to the grader with how far the current reply had been read; take
+  the events the answer yields, each as it was when yielded and again at the end, and what
+  each request held when sent and at the end. The grader may end the run at a request or
+  call it did not expect (:class:`GraderStop`).
+
+``define`` may name a folder to import from (``path``): lesson 14's check hands the answer
+a copy of the pieces it may use there (``labkit.pieces``), and nothing else of labkit.
 
 It imports only the standard library and runs isolated (``-I``: neither the directory it
 runs in nor this file's folder is on ``sys.path``) without site-packages (``-S``), so the
@@ -43,6 +52,7 @@ RAISABLE = (
     "PermissionError",
     "KeyError",
     "RuntimeError",
+    "ConnectionError",
 )
 ERRORS = {name: getattr(builtins, name) for name in RAISABLE}
 ANSWER_FILE = "<answer>"  # the file name the answer's code is compiled under
@@ -131,6 +141,96 @@ class Tools:
         return "tools"
 
 
+class GraderStop(BaseException):
+    """The grader ended the run: the loop sent a request, or made a call, that a right loop
+    does not make there. A ``BaseException``, so an ``except Exception`` does not catch it."""
+
+
+def as_sent(v):
+    """A value as a client would send it (``json.dumps``): a dict or list of any kind as one,
+    a tuple as a list, anything JSON cannot hold as ``{"__other__": ...}``."""
+    if v is None or type(v) in (bool, int, str):
+        return v
+    if type(v) is float:
+        return v if math.isfinite(v) else encode(v)
+    if isinstance(v, dict) and all(type(k) is str for k in v):
+        return {k: as_sent(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [as_sent(x) for x in v]
+    return encode(v)
+
+
+class Stream:
+    """One reply's chunks, handed out one at a time; raises the error the grader asked for
+    after ``fail_after`` of them."""
+
+    def __init__(self, chunks, failure):
+        self.chunks, self.failure, self.given = chunks, failure, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.failure and self.given == self.failure["after"]:
+            self.failure, failure = None, self.failure
+            raise ERRORS[failure["raise"]](*failure["args"])
+        if self.given == len(self.chunks):
+            raise StopIteration
+        self.given += 1
+        return self.chunks[self.given - 1]
+
+    def close(self):
+        pass
+
+
+class Chat:
+    """A model whose every request goes to the grader: it answers with a reply's chunks."""
+
+    def __init__(self, channel: Channel, wire_format):
+        self._channel, self.wire_format = channel, wire_format
+        self.sent, self.stream, self.stopped = [], None, None
+
+    def __call__(self, messages, tool_schemas=None):
+        if self.stopped:
+            raise GraderStop(self.stopped)
+        request = [as_sent(messages), as_sent(tool_schemas)]
+        self.sent.append((messages, request[0]))
+        self._channel.send({"chat": request})
+        answer = self._channel.receive()
+        if "stop" in answer:
+            self.stopped = answer["stop"]
+            raise GraderStop(self.stopped)
+        if "raise" in answer:
+            raise ERRORS[answer["raise"]](*answer["args"])
+        self.stream = Stream(answer["chunks"], answer.get("failure"))
+        return self.stream
+
+    def __repr__(self):
+        return "chat"
+
+
+class LoopTools(Tools):
+    """The tools of a whole loop: each call tells the grader how far the reply was read."""
+
+    def __init__(self, channel: Channel, schemas, chat: Chat):
+        super().__init__(channel)
+        self.schemas, self._chat = schemas, chat
+
+    def invoke(self, name, arguments):
+        if self._chat.stopped:
+            raise GraderStop(self._chat.stopped)
+        stream = self._chat.stream
+        read = [stream.given, len(stream.chunks)] if stream is not None else None
+        self._channel.send({"invoke": [as_sent(name), as_sent(arguments)], "read": read})
+        answer = self._channel.receive()
+        if "stop" in answer:
+            self._chat.stopped = answer["stop"]
+            raise GraderStop(self._chat.stopped)
+        if "raise" in answer:
+            raise ERRORS[answer["raise"]](*answer["args"])
+        return answer["result"]
+
+
 def build(v, channel: Channel):
     """Arguments as the answer gets them: plain data, and the grader's two special values
     (``run_counts``, a :class:`Checks`; ``tools``, a :class:`Tools`) made objects."""
@@ -170,6 +270,8 @@ class Session:
         self.kept, self.loaded, self.returned = [], [], []
 
     def define(self, request):
+        if request.get("path"):  # the only labkit the answer may import (lesson 14's pieces)
+            sys.path.insert(0, request["path"])
         source = request["source"]
         linecache.cache[ANSWER_FILE] = (len(source), None, source.splitlines(True), ANSWER_FILE)
         try:
@@ -248,6 +350,42 @@ class Session:
     def results(self, request):
         return {"returned": self.returned}
 
+    def loop(self, request):
+        """Run the answer as a loop over the grader's chat and tools; collect its events."""
+        chat = Chat(self.channel, request["wire_format"])
+        tools = LoopTools(self.channel, request["schemas"], chat)
+        schemas = json.dumps(request["schemas"])
+        events, shots, reply = [], [], {}
+        self.printed.seek(0)
+        self.printed.truncate()
+        try:
+            produced = self.function(chat, tools, request["task"], request["max_turns"])
+            if produced is None:
+                raise TypeError("the function returned None: yield its events (a generator)")
+            for event in produced:
+                events.append(event)
+                shots.append(as_sent(event))
+                if len(events) > request["most_events"]:
+                    reply["too_many"] = True
+                    break
+        except GraderStop:
+            pass
+        except Exception as exc:
+            reply["raised"] = [type(exc).__name__, str(exc)[:300], where(exc)]
+        reply["stopped_by_grader"] = chat.stopped
+        reply["events"] = shots
+        reply["changed_events"] = [
+            number
+            for number, (event, shot) in enumerate(zip(events, shots))
+            if as_sent(event) != shot
+        ]
+        reply["requests_at_end"] = [
+            None if as_sent(messages) == sent else as_sent(messages) for messages, sent in chat.sent
+        ]
+        reply["schemas_changed"] = json.dumps(as_sent(tools.schemas)) != schemas
+        reply["printed"] = self.printed.getvalue()[-2000:]
+        return reply
+
 
 def main(argv) -> None:
     channel = Channel(os.fdopen(int(argv[1]), "w"), sys.stdin)
@@ -261,6 +399,7 @@ def main(argv) -> None:
         "load": session.load,
         "run": session.run,
         "results": session.results,
+        "loop": session.loop,
     }
     while True:
         request = channel.receive()

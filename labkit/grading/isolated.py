@@ -267,11 +267,17 @@ def _scripted(scripts: list, invoked: list, name, arguments) -> dict:
 
 
 class _Answer:
-    """The answer's process, and the one conversation the grader holds with it."""
+    """The answer's process, and the one conversation the grader holds with it.
 
-    def __init__(self, source: str, name: str, timeout: float | None):
+    ``pieces``: a function that puts, into the folder it is given, the only modules the
+    answer may import besides the standard library (lesson 14's ``labkit.pieces``); that
+    folder goes first on the answer's ``sys.path``. ``read``: how far the current reply had
+    been read when the answer's last tool call came (lesson 14's loops), or None."""
+
+    def __init__(self, source: str, name: str, timeout: float | None, pieces=None):
         self.deadline = time.monotonic() + (TIMEOUT if timeout is None else timeout)
         self.timeout = TIMEOUT if timeout is None else timeout
+        self.read = None
         self.scratch = tempfile.TemporaryDirectory(prefix="labkit-answer-")
         self.errors = open(os.path.join(self.scratch.name, ".stderr"), "w+b")
         reading, self._write_end = os.pipe()
@@ -296,10 +302,12 @@ class _Answer:
         os.set_blocking(self.process.stdin.fileno(), False)
         self.replies = os.fdopen(reading, "rb", buffering=0)
         self.buffer = bytearray()
+        define = {"op": "define", "source": PRELUDE + source, "name": name}
+        if pieces is not None:
+            define["path"] = os.path.join(self.scratch.name, ".pieces")
+            pieces(define["path"])
         try:
-            if self.ask({"op": "define", "source": PRELUDE + source, "name": name}) != {
-                "defined": True
-            }:
+            if self.ask(define) != {"defined": True}:
                 raise self.broken("defining the answer")
         except BaseException:
             self.close()
@@ -325,9 +333,9 @@ class _Answer:
                 pass
         self.scratch.cleanup()
 
-    def ask(self, message: dict | bytes, on_invoke=None) -> dict:
+    def ask(self, message: dict | bytes, on_invoke=None, on_chat=None) -> dict:
         """Send one request (or one already encoded); return its reply, answering ``invoke``
-        requests on the way."""
+        (a tool call) and ``chat`` (a model request, lesson 14) requests on the way."""
         self._send(message)
         while True:
             reply = self._receive()
@@ -338,11 +346,19 @@ class _Answer:
                 and message["op"] == "define"
             ):
                 raise AnswerError(reply["error"])
+            if "chat" in reply:
+                request = reply["chat"]
+                if on_chat is None or not (isinstance(request, list) and len(request) == 2):
+                    raise self.broken("a model request")
+                self._send(on_chat(request[0], request[1]))
+                continue
             if "invoke" not in reply:
                 return reply
             invoke = reply["invoke"]
             if on_invoke is None or not (isinstance(invoke, list) and len(invoke) == 2):
                 raise self.broken("a tool call")
+            read = reply.get("read")
+            self.read = read if isinstance(read, list) and len(read) == 2 else None
             self._send(on_invoke(invoke[0], invoke[1]))
 
     def cpu_seconds(self) -> float | None:

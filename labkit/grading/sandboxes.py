@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..harness.project import PROJECT
 from ..harness.sandbox import Sandbox, SandboxUnavailable
+from ..harness.taskset import TASKS_DIR
 from ..settings import (
     ANSWER_LIMITS,
     EDITION_DIR,
@@ -50,7 +51,7 @@ def labkit_dirs() -> tuple[str, ...]:
     the data folders are links out of the package, so they are shown where they lead),
     lesson 13's larger sample among them."""
     package = Path(__file__).resolve().parents[1]
-    data = (package, SAMPLE_DIR, PROJECT.folder, RECORDINGS_DIR, EDITION_DIR)
+    data = (package, SAMPLE_DIR, PROJECT.folder, TASKS_DIR, RECORDINGS_DIR, EDITION_DIR)
     return tuple(dict.fromkeys(str(p.resolve()) for p in data))
 
 

@@ -134,6 +134,25 @@ class StopDetail(Protocol):
     stop_detail: str
 
 
+@dataclass(frozen=True)
+class Start:
+    """Where a run begins when not afresh: the conversation so far (``messages``, a system
+    message first, every call of its last assistant message answered), and the model requests
+    (``turns``) and tool calls (``tool_calls``) already made, which the budget and the stop
+    count. The next request is turn ``turns + 1``; ``run_start`` hooks run only at turn 0.
+    A run resumed from its journal starts so (lesson 14), and so does a run whose system
+    prompt is not the course's (``Start.fresh``)."""
+
+    messages: Sequence[Message]
+    turns: int = 0
+    tool_calls: int = 0
+
+    @classmethod
+    def fresh(cls, system: str, task: str) -> "Start":
+        """A first request of ``system`` and ``task``, as the loop's own, with another prompt."""
+        return cls([{"role": "system", "content": system}, {"role": "user", "content": task}])
+
+
 # --- Lesson 10: what the model knows first, calls at once, runs inside a call ------------
 
 #: The parts of an assembled system prompt, in the order they are sent (``system_prompt.py``):

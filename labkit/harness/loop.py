@@ -60,6 +60,7 @@ from .contracts import (
     ModelStart,
     Outcome,
     Permission,
+    Start,
     Stopped,
     SubagentRan,
     SystemPrompt,
@@ -94,6 +95,7 @@ def agent_events(
     hooks: Hooks | None = None,
     system: SystemPrompt = SYSTEM_PROMPT,
     runner: CallRunner | None = None,
+    start: Start | None = None,
 ) -> Iterator[Event]:
     """Run one attempt at ``task`` and yield its events.
 
@@ -107,6 +109,8 @@ def agent_events(
     ``system`` is the system message: a text, or ``PromptPart``s to assemble.
     ``runner.run(jobs)``, if given, runs each batch of consecutive read-only calls at once
     (tools without ``is_read_only`` run every call alone).
+    ``start``, if given, is the conversation to begin from instead of the system prompt and
+    ``task``, and the requests and calls already made (``contracts.Start``).
     """
     wire = format_of(chat)
     measured_in = getattr(budget, "wire_format", None)
@@ -126,7 +130,25 @@ def agent_events(
         hooks or NO_HOOKS,
         prompt_text(system),  # parts that will not do fail here, before the run
         runner,
+        _checked(start),
     )
+
+
+def _checked(start: Start | None) -> Start | None:
+    """``start`` if it can begin a run: a list of message dicts, a system message first, and
+    counts that are ints of at least 0; else a ``ValueError`` saying what is wrong."""
+    if start is None:
+        return None
+    messages = list(start.messages)
+    if not messages or not all(isinstance(m, dict) for m in messages):
+        raise ValueError("start.messages must be a non-empty list of message dicts")
+    if messages[0].get("role") != "system":
+        raise ValueError("start.messages must begin with the system message")
+    for name in ("turns", "tool_calls"):
+        value = getattr(start, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"start.{name} must be an int of at least 0, got {value!r}")
+    return start
 
 
 class _NoHooks:
@@ -165,14 +187,14 @@ def _run(
     hooks: Hooks,
     system: str,
     runner: CallRunner | None,
+    start: Start | None,
 ) -> Iterator[Event]:
-    messages: list[Message] = [
-        freeze({"role": "system", "content": system}),
-        freeze({"role": "user", "content": task}),
-    ]
+    if start is None:
+        start = Start([{"role": "system", "content": system}, {"role": "user", "content": task}])
+    messages: list[Message] = [freeze(message) for message in start.messages]
     schemas = freeze(tools.schemas)  # a chat that edits them changes no later run
     names = tool_names(schemas)
-    calls_run = 0
+    calls_run = start.tool_calls
     stop_denied = False  # a stop hook may send the model back to work once per run
 
     def stopped(reason: str, turns: int, detail: str, **extra: str) -> Stopped:
@@ -187,13 +209,14 @@ def _run(
             **extra,
         )
 
-    decisions = hooks.run("run_start", {"turn": 0, "task": task, "tools": list(names)})
-    yield from _hook_events(decisions, 0)
-    context = _context(decisions)
-    if context is not None:  # kept: every request carries it from now on
-        messages.append(freeze(user_part(context)))
+    if start.turns == 0:  # a resumed run ran its run_start hooks when it began
+        decisions = hooks.run("run_start", {"turn": 0, "task": task, "tools": list(names)})
+        yield from _hook_events(decisions, 0)
+        context = _context(decisions)
+        if context is not None:  # kept: every request carries it from now on
+            messages.append(freeze(user_part(context)))
 
-    for turn_number in range(1, max_turns + 1):
+    for turn_number in range(start.turns + 1, max_turns + 1):
         if budget is not None:
             messages = [freeze(message) for message in budget(list(messages))]
         decisions = hooks.run("before_request", {"turn": turn_number, "messages": list(messages)})

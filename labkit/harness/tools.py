@@ -170,18 +170,25 @@ class RepoTools(Toolset):
         """
         if path not in allowed:
             raise ValueError(f"path {shown(path)} is not allowed; use one of: {', '.join(allowed)}")
-        refusal = OSError(
-            f"{path} is not a regular file inside the repository copy (it is missing, or a link)"
-        )
-        try:
-            fd = _open_without_links(self.root / path)
-        except (OSError, RuntimeError, ValueError):  # ELOOP, ENOENT, ENOTDIR, a symlink loop...
-            raise refusal from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-                raise refusal
-            return file.read(MAX_FILE_BYTES + 1), info
+        return read_regular(self.root, path)
+
+
+def read_regular(root: Path, path: str) -> tuple[bytes, os.stat_result]:
+    """At most ``MAX_FILE_BYTES + 1`` bytes of the file ``path`` inside ``root``, and its
+    ``stat``; an ``OSError`` the model reads unless it is a regular, single-linked file
+    reached without following any link."""
+    refusal = OSError(
+        f"{path} is not a regular file inside the repository copy (it is missing, or a link)"
+    )
+    try:
+        fd = _open_without_links(root / path)
+    except (OSError, RuntimeError, ValueError):  # ELOOP, ENOENT, ENOTDIR, a symlink loop...
+        raise refusal from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            raise refusal
+        return file.read(MAX_FILE_BYTES + 1), info
 
 
 #: The three tools' schemas, as the model is sent them.

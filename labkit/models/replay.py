@@ -219,6 +219,11 @@ class ReplayModel:
         """Who wrote the chunks it replays: the recording's own authors."""
         return {**self.recording["provenance"], "replayed_from": "ReplayModel, in process"}
 
+    def skip_turns(self, turns: int) -> None:
+        """Answer from recorded turn ``turns + 1`` on: a run picked up from its journal (lesson
+        14) made its first ``turns`` requests before it was stopped."""
+        self.cursor.answered = turns
+
     def __repr__(self):
         mode = "strict" if self.cursor.strict else "loose"
         pace = f", {self.speed:g}x recorded speed" if self.speed else ""

@@ -142,7 +142,7 @@ class CapturingChat:
         start = self.clock()
         stream = None
         try:
-            stream = _with_lines(self.chat, messages, tool_schemas)
+            stream = with_lines(self.chat, messages, tool_schemas)
             for chunk, line in stream:
                 entry = {"at": round(self.clock() - start, 6), "chunk": _kept(chunk)}
                 if line is not None:
@@ -162,11 +162,11 @@ def _kept(chunk):
     return chunk if type(chunk) is FrozenDict else copy.deepcopy(chunk)
 
 
-def _with_lines(chat, messages, tool_schemas):
+def with_lines(chat, messages, tool_schemas):
     """``(chunk, line or None)`` pairs from ``chat``: its own lines when it keeps them."""
-    with_lines = getattr(chat, "chunks_with_lines", None)
-    if callable(with_lines):
-        return with_lines(messages, tool_schemas)
+    kept = getattr(chat, "chunks_with_lines", None)
+    if callable(kept):
+        return kept(messages, tool_schemas)
     return _no_lines(chat(messages, tool_schemas))
 
 

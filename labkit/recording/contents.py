@@ -27,7 +27,8 @@ from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
 from ..harness.project import SAMPLES
-from ..harness.sample import check_sample, tests_sha256
+from ..harness.sample import check_sample, file_sha256, tests_sha256
+from ..harness.taskset import TASKS_DIR, TaskSetError, load_tasks
 from ..harness.words import json_kind
 from ..models.json_difference import excerpt, where_different
 from ..models.provenance import SOURCES
@@ -101,6 +102,7 @@ def recording_problem(recording) -> str | None:
         return f"'wire_format' is {wire_format!r}; it must be one of {WIRE_FORMATS}"
     return (
         _provenance_problem(recording["provenance"], wire_format)
+        or _task_set_problem(recording)
         or (setup_problem(recording["harness"]) if "harness" in recording else None)
         or _checks_problem(recording)
         or _turns_problem(recording["turns"], wire_format)
@@ -263,6 +265,21 @@ def _events_problem(recording: dict) -> str | None:
     return None
 
 
+def _task_set_problem(recording: dict) -> str | None:
+    """An attempt at a task of a task set (lesson 14) names its task, and says where a run
+    killed mid-way was picked up (``recording/durable.py``)."""
+    name = recording.get("task_name", "")
+    if not isinstance(name, str) or ("task_name" in recording and not name):
+        return "'task_name' is not the name of a task"
+    resumed = recording.get("resumed", [])
+    if not (
+        isinstance(resumed, list)
+        and all(isinstance(r, dict) and _is_int(r.get("after_turn")) for r in resumed)
+    ):
+        return "'resumed' is not a list of objects, each with the turn it resumed after"
+    return None
+
+
 TRAFFIC_DIRECTIONS = ("c2s", "s2c", "junk")  # client to server, server to client, not JSON-RPC
 
 
@@ -289,6 +306,21 @@ def _sample_mismatch(recording: dict) -> str | None:
     sample = SAMPLES[recording.get("harness", {}).get("sample", "sample_repo")]
     check_sample(sample=sample)  # a sample changed in place is named as such, not blamed here
     recorded = recording["test_file_sha256"]["before"]
+    if "task_name" in recording:  # an attempt at a task: held to the course's task of that name
+        try:
+            task = load_tasks(TASKS_DIR).get(recording["task_name"])
+        except TaskSetError:
+            task = None
+        if task is None:  # a task set of one's own: its runner checks it
+            return None
+        current = file_sha256(task.repo / task.tests[0])
+        if recorded != current:
+            return (
+                f"it was recorded against another version of the task "
+                f"{recording['task_name']!r}: its test file had sha256 {recorded[:12]}..., "
+                f"the course's has {current[:12]}..."
+            )
+        return None
     current = tests_sha256(sample.folder, sample)
     if recorded != current:
         return (

@@ -31,6 +31,7 @@ from ..models.chunks import call
 from ..models.scripted import PlannedTurn, ScriptedChat
 from ..models.usage import estimated_tokens
 from ..settings import RECORDINGS_DIR
+from . import task_scenarios
 from .attempt import run_attempt
 from .files import save_recording
 from .finding_scenarios import FOUND_BY_GREP, FOUND_BY_RETRIEVAL, FOUND_BY_SYMBOLS
@@ -608,12 +609,14 @@ def scripted_search_replace() -> dict:
 
 
 def main() -> None:
-    """Write every scenario's recording into the course's recordings folder."""
+    """Write every scenario's recording into the course's recordings folder, then the task
+    set's scripted attempts (``task_scenarios.py``) into its ``tasks/`` folder."""
     for name in SCENARIOS:
         path = save_recording(scripted_recording(name), RECORDINGS_DIR / f"{name}.json")
         print(f"wrote {path}")
     path = save_probes(scripted_search_replace(), PROBES_DIR / "search_replace.json")
     print(f"wrote {path}")
+    task_scenarios.main()
 
 
 if __name__ == "__main__":

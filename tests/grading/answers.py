@@ -3348,3 +3348,358 @@ WRONG["check_references_to_result"] = [
         hidden=True,
     ),
 ]
+
+# --- Lesson 14: your own loop; a batch's resolved rate -------------------------------------
+
+ANSWER_NAMES.update({"check_my_loop": "my_loop", "check_resolved_rate": "resolved_rate"})
+
+#: The loop as the lesson writes it: labkit's pieces for every wire format.
+_LOOP = """
+from labkit.pieces import SYSTEM_PROMPT, format_of
+
+
+def $name(chat, tools, task, max_turns):
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+    wire = format_of(chat)
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
+    calls_run = 0
+
+    def stopped(reason, turns):
+        return {"type": "stopped", "reason": reason, "turns": turns, "tool_calls": calls_run,
+                "messages": list(messages)}
+
+    for turn_number in range(1, max_turns + 1):
+        yield {"type": "model_start", "turn": turn_number, "messages": list(messages)}
+        assembler = wire.assembler()
+        try:
+            for chunk in chat(list(messages), tools.schemas):
+                text = assembler.add(chunk)
+                if text:
+                    yield {"type": "text_delta", "turn": turn_number, "text": text}
+                elif assembler.problem:
+                    break
+        except Exception:
+            yield stopped("model_error", turn_number)
+            return
+        turn = assembler.turn()
+        if turn.problem:
+            yield stopped("malformed_model_turn", turn_number)
+            return
+        if turn.unfinished:
+            yield stopped("incomplete_model_turn", turn_number)
+            return
+        messages.append(turn.message)
+        if not turn.calls:
+            reason = "assistant_finished" if turn.text.strip() else "empty_response"
+            yield stopped(reason, turn_number)
+            return
+        results = []
+        for call in turn.calls:
+            yield {"type": "tool_start", "turn": turn_number, "name": call.name,
+                   "arguments": call.arguments}
+            try:
+                result = tools.invoke(call.name, call.arguments)
+            except (ValueError, TypeError, OSError) as exc:
+                result = {"error": str(exc)}
+            calls_run += 1
+            results.append(result)
+            yield {"type": "tool_result", "turn": turn_number, "name": call.name, "result": result}
+        messages.extend(wire.tool_results(turn.calls, results))
+    yield stopped("max_turns", max_turns)
+"""
+
+RIGHT["check_my_loop"] = """
+import json
+from labkit.pieces import SYSTEM_PROMPT, format_of
+
+
+def make_tool_message(name, result):  # lesson 01
+    return {"role": "tool", "tool_name": name, "content": json.dumps(result)}
+
+
+def broken(chunk, after_done):  # lessons 02 and 05: what Ollama never sends
+    if after_done or not isinstance(chunk, dict) or "error" in chunk:
+        return True
+    message = chunk.get("message")
+    if not isinstance(message, dict):
+        return True
+    if not all(isinstance(message.get(k), (str, type(None))) for k in ("content", "thinking")):
+        return True
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return True
+    for call in calls or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            return True
+        if not function["name"] or not isinstance(function.get("arguments"), dict):
+            return True
+    return chunk.get("done", False) not in (True, False) or not isinstance(
+        chunk.get("done_reason"), (str, type(None)))
+
+
+class OllamaReply:  # my own assembler, for Ollama's chunks
+    def __init__(self):
+        self.text, self.thinking, self.calls = [], [], []
+        self.done, self.reason, self.problem = False, None, None
+
+    def add(self, chunk):
+        if self.problem is None and broken(chunk, self.done):
+            self.problem = "a chunk Ollama never sends"
+        if self.problem:
+            return ""
+        message = chunk["message"]
+        self.text.append(message.get("content") or "")
+        self.thinking.append(message.get("thinking") or "")
+        self.calls += message.get("tool_calls") or []
+        if chunk.get("done"):
+            self.done, self.reason = True, chunk.get("done_reason")
+        return message.get("content") or ""
+
+    def message(self):
+        message = {"role": "assistant", "content": "".join(self.text)}
+        if "".join(self.thinking):
+            message["thinking"] = "".join(self.thinking)
+        if self.calls:
+            message["tool_calls"] = self.calls
+        return message
+
+
+def $name(chat, tools, task, max_turns):
+    if type(max_turns) is not int or max_turns <= 0:
+        raise ValueError("max_turns is a positive int")
+    ollama = getattr(chat, "wire_format", None) in (None, "ollama")
+    wire = format_of(chat)
+    history = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
+    ran = 0
+    for number in range(1, max_turns + 1):
+        yield {"type": "model_start", "turn": number, "messages": history[:]}
+        reply = OllamaReply() if ollama else wire.assembler()
+        try:
+            for chunk in chat(history[:], tools.schemas):
+                reply.add(chunk)
+                if reply.problem:
+                    break
+        except Exception as error:
+            yield {"type": "stopped", "reason": "model_error", "turns": number,
+                   "tool_calls": ran, "messages": history[:], "error": str(error)}
+            return
+        if ollama:
+            clean = reply.problem is None and reply.done and reply.reason != "length"
+            message, text = reply.message(), "".join(reply.text)
+            calls = [(c["function"]["name"], c["function"]["arguments"]) for c in reply.calls]
+            why = "malformed_model_turn" if reply.problem else "incomplete_model_turn"
+        else:
+            turn = reply.turn()
+            clean, message, text = turn.may_dispatch, turn.message, turn.text
+            calls = [(c.name, c.arguments) for c in turn.calls]
+            why = "malformed_model_turn" if turn.problem else "incomplete_model_turn"
+        if not clean:
+            yield {"type": "stopped", "reason": why, "turns": number, "tool_calls": ran,
+                   "messages": history[:]}
+            return
+        history = history + [message]
+        if not calls:
+            reason = "assistant_finished" if text.strip() else "empty_response"
+            yield {"type": "stopped", "reason": reason, "turns": number, "tool_calls": ran,
+                   "messages": history[:]}
+            return
+        results = []
+        for name, arguments in calls:
+            yield {"type": "tool_start", "turn": number, "name": name, "arguments": arguments}
+            try:
+                result = tools.invoke(name, arguments)
+            except (ValueError, TypeError, OSError) as refusal:
+                result = {"error": str(refusal)}
+            ran += 1
+            results.append(result)
+            yield {"type": "tool_result", "turn": number, "name": name, "result": result}
+        if ollama:
+            history = history + [make_tool_message(n, r) for (n, _), r in zip(calls, results)]
+        else:
+            history = history + wire.tool_results(turn.calls, results)
+    yield {"type": "stopped", "reason": "max_turns", "turns": max_turns, "tool_calls": ran,
+           "messages": history[:]}
+"""
+
+RIGHT["check_resolved_rate"] = """
+def $name(results):
+    resolved = 0
+    for row in results:
+        after = row["tests_after"]
+        if after is None or not row["tests_unchanged"]:
+            continue
+        if after["exit_code"] == 0 and after["failed"] == 0 and after["passed"] > 0:
+            resolved += 1
+    return resolved / len(results) if results else 0.0
+"""
+
+_FIRST_CHUNKS = """        try:
+            for chunk in chat(list(messages), tools.schemas):
+                text = assembler.add(chunk)"""
+
+WRONG["check_my_loop"] = [
+    Answer(
+        "dispatches a call as soon as its chunk arrives, before done",
+        _changed(
+            _LOOP,
+            _FIRST_CHUNKS,
+            """        try:
+            for chunk in chat(list(messages), tools.schemas):
+                for early in (chunk.get("message") or {}).get("tool_calls") or []:
+                    tools.invoke(early["function"]["name"], early["function"]["arguments"])
+                text = assembler.add(chunk)""",
+        ),
+        "dispatch before done",
+    ),
+    Answer(
+        "counts tool calls as turns",
+        _changed(
+            _changed(
+                _LOOP,
+                "            calls_run += 1\n",
+                "            calls_run += 1\n            turn_number += 1\n",
+            ),
+            "    for turn_number in range(1, max_turns + 1):\n",
+            "    turn_number = 0\n    while turn_number < max_turns:\n        turn_number += 1\n",
+        ),
+        "'turns' counts the model requests made",
+    ),
+    Answer(
+        "forgets the assistant message before the tool messages",
+        _changed(_LOOP, "        messages.append(turn.message)\n", ""),
+        "append the assistant's message (with its calls) before the calls' results",
+    ),
+    Answer(
+        "stops on the first text chunk",
+        _changed(
+            _LOOP,
+            """                if text:
+                    yield {"type": "text_delta", "turn": turn_number, "text": text}""",
+            """                if text:
+                    messages.append({"role": "assistant", "content": text})
+                    yield stopped("assistant_finished", turn_number)
+                    return""",
+        ),
+        "the reply's text is cut short",
+    ),
+    Answer(
+        "asks again after a malformed turn, for ever",
+        _changed(
+            _LOOP,
+            """        if turn.problem:
+            yield stopped("malformed_model_turn", turn_number)
+            return""",
+            """        while turn.problem:
+            assembler = wire.assembler()
+            for chunk in chat(list(messages), tools.schemas):
+                assembler.add(chunk)
+            turn = assembler.turn()""",
+        ),
+        "but a right loop has stopped by then: malformed_model_turn",
+    ),
+    Answer(
+        "sends one list with every request and appends to it after",
+        _changed(
+            _LOOP,
+            "            for chunk in chat(list(messages), tools.schemas):",
+            "            for chunk in chat(messages, tools.schemas):",
+        ),
+        "changed after it was sent",
+    ),
+    Answer(
+        "turns a tool's bug (KeyError) into a result",
+        _changed(
+            _LOOP,
+            "            except (ValueError, TypeError, OSError) as exc:",
+            "            except Exception as exc:",
+        ),
+        "a right loop lets KeyError out by then",
+    ),
+    Answer(
+        "lets the model's error out",
+        _changed(
+            _LOOP,
+            """        except Exception:
+            yield stopped("model_error", turn_number)
+            return""",
+            """        finally:
+            pass""",
+        ),
+        "your function raised ConnectionError",
+    ),
+    Answer(
+        "does not run the last turn's calls when the budget is spent",
+        _changed(
+            _LOOP,
+            "        results = []\n        for call in turn.calls:",
+            "        if turn_number == max_turns:\n            break\n        results = []\n"
+            "        for call in turn.calls:",
+        ),
+        "without running read_file",
+    ),
+    Answer(
+        "runs a reply cut by the length limit",
+        _changed(
+            _LOOP, "        if turn.unfinished:", "        if turn.unfinished and not turn.done:"
+        ),
+        "the stop's reason is 'empty_response', a right loop's 'incomplete_model_turn'",
+    ),
+]
+
+WRONG["check_resolved_rate"] = [
+    Answer(
+        "counts the model's claims: stops with assistant_finished",
+        """
+def $name(results):
+    finished = [row for row in results if row["stop"] == "assistant_finished"]
+    return len(finished) / len(results) if results else 0.0
+""",
+        "the model's word, not the tests'",
+    ),
+    Answer(
+        "trusts green tests that were edited",
+        """
+def $name(results):
+    passing = [r for r in results if r["tests_after"] and r["tests_after"]["exit_code"] == 0
+               and r["tests_after"]["failed"] == 0 and r["tests_after"]["passed"] > 0]
+    return len(passing) / len(results) if results else 0.0
+""",
+        "green tests that were edited prove nothing",
+    ),
+    Answer(
+        "leaves the failed attempts out of the share",
+        """
+def $name(results):
+    ran = [r for r in results if r["tests_after"]]
+    good = [r for r in ran if r["tests_after"]["exit_code"] == 0
+            and r["tests_after"]["failed"] == 0 and r["tests_after"]["passed"] > 0
+            and r["tests_unchanged"]]
+    return len(good) / len(ran) if ran else 0.0
+""",
+        "leaves out the attempts that failed",
+    ),
+    Answer(
+        "a percentage, not a share",
+        """
+def $name(results):
+    good = [r for r in results if r["tests_after"] and r["tests_after"]["exit_code"] == 0
+            and r["tests_after"]["failed"] == 0 and r["tests_after"]["passed"] > 0
+            and r["tests_unchanged"]]
+    return 100 * len(good) / len(results) if results else 0.0
+""",
+        "of these attempts left their tests passing",
+    ),
+    Answer(
+        "fails on no results",
+        """
+def $name(results):
+    good = [r for r in results if r["tests_after"] and r["tests_after"]["exit_code"] == 0
+            and r["tests_after"]["failed"] == 0 and r["tests_after"]["passed"] > 0
+            and r["tests_unchanged"]]
+    return len(good) / len(results)
+""",
+        "ZeroDivisionError",
+    ),
+]

@@ -87,6 +87,8 @@ ARGUMENTS = {
     "check_ordered_results": "calls, finished",
     "check_rank_chunks": "query_terms, chunks, k",
     "check_references_to_result": "lsp_locations, root, cap",
+    "check_my_loop": "chat, tools, task, max_turns",
+    "check_resolved_rate": "results",
 }
 
 #: The hidden cases, from the instructor's package (learners do not have them).
@@ -302,10 +304,19 @@ def test_the_checks_oracles_do_not_use_the_code_under_study():
         "labkit.harness.lsp_client",
         "labkit.extensions.embeddings",
         "labkit.extensions.minilm",
+        "labkit.pieces",
+        "labkit.batch",
+        "labkit.batch.results",
+        "labkit.harness.journal",
+        "labkit.harness.taskset",
+        "labkit.harness.task_tools",
+        "labkit.recording.durable",
+        "labkit.lessons.batch_view",
+        "labkit.lessons.loop_live",
     }
     grading = Path(checks.__file__).parent.parent
     modules = {path: "labkit.grading.checks" for path in (grading / "checks").glob("*.py")}
-    runners = ("feedback", "isolated", "answer_process")
+    runners = ("feedback", "isolated", "answer_process", "driven")
     modules.update({grading / f"{name}.py": "labkit.grading" for name in runners})
     assert {Path(lesson.__file__) for lesson in checks.LESSONS} < set(modules)
     for module, package in modules.items():

@@ -76,6 +76,7 @@ EXERCISES = {
     "11_extension": 2,
     "12_sandbox": 1,
     "13_finding_code": 2,
+    "14_your_loop": 2,
 }
 STUB = "raise NotImplementedError()"
 
@@ -141,6 +142,12 @@ LEARNERS = {
             "check_rank_chunks", "raw term frequency, no length normalisation"
         ),
         "check_references_to_result": wrong("check_references_to_result", "leaks absolute paths"),
+        "check_my_loop": wrong(
+            "check_my_loop", "forgets the assistant message before the tool messages"
+        ),
+        "check_resolved_rate": wrong(
+            "check_resolved_rate", "counts the model's claims: stops with assistant_finished"
+        ),
     },
     "wrong_b": {
         "check_repair_verdict": wrong(

