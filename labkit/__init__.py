@@ -33,7 +33,10 @@ adds the ground state: a system prompt from named parts (``PromptPart``, ``assem
 ``project_part``), skills (``Skills``), a plan (``Plan``), subagents (``Subagents``,
 ``subagent_result``), a turn's read-only calls at once (``ThreadRunner``), and its run
 (``run_ground``) with a parent and its children in one recording (``family_chats``), and a
-planner and a coder, each stage measured (``plan_then_code``).
+planner and a coder, each stage measured (``plan_then_code``). Lesson 13 finds code in a
+larger sample (``PROJECT``): a language server's answers (``SymbolTools``), retrieval before
+each request (``WorkspaceIndex``, ``BM25Retriever``, ``MiniLMRetriever``,
+``retrieval_hook``) and the questions that compare them (``compare``).
 
 The names below are the ones the lessons use. The widgets (``ChunkStepper``,
 ``ConversationView``, ``ApprovalPanel``) load ipywidgets only when first used, so
@@ -66,6 +69,7 @@ from .harness import (
     tool_message,
 )
 from .harness.budget import Budget, compact, head_and_tail
+from .harness.chunking import chunk_source
 from .harness.contracts import PromptPart
 from .harness.conversation import measure, order_problems, request_sizes, schema_sizes
 from .harness.edits import apply_edit
@@ -75,6 +79,7 @@ from .harness.hooks import CommandHook, HookSet, PythonHook, decision_of, load_h
 from .harness.journal import JournalError, read_journal, resume_point
 from .harness.mcp_tools import MCPTools, result_of, tool_schema_of
 from .harness.parallel import ThreadRunner
+from .harness.project import PROJECT, PROJECT_TASK, SYMBOLS_NOTE
 from .harness.prompt import (
     BUDGET_TASK,
     EXTENSION_TASK,
@@ -83,6 +88,7 @@ from .harness.prompt import (
     SHELL_TASK,
     TOOLKIT_TASK,
 )
+from .harness.retrieval import BM25Retriever, WorkspaceIndex, injected, retrieval_hook
 from .harness.sandbox import PROFILES as SANDBOX_PROFILES
 from .harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from .harness.search_replace import apply_search_replace, parse_search_replace
@@ -90,6 +96,8 @@ from .harness.shell import ShellTools, run_command
 from .harness.shell_syntax import commands_in
 from .harness.skills import Skills
 from .harness.subagents import Subagents, subagent_result
+from .harness.symbol_places import places
+from .harness.symbols import SymbolTools
 from .harness.system_prompt import assembled, project_part
 from .harness.task_tools import TaskTools
 from .harness.taskset import TASK_SYSTEM_PROMPT, TASKS_DIR, Task, load_tasks, task_copy
@@ -100,6 +108,7 @@ from .harness.workspace import Workspace
 from .lessons.batch_view import ResultsTable, journal_lines, run_line
 from .lessons.extension import fault_run, server_gone, traffic_line
 from .lessons.failures import failure_cases, run_case
+from .lessons.finding import QUESTIONS, Rounded, bars, compare, methods_table, questions_table
 from .lessons.ground_demos import (
     batch_seconds,
     busiest_turn,
@@ -340,6 +349,24 @@ __all__ = [
     "sandbox_cost",
     "show_attempt",
     "tour_sandbox",
+    # lesson 13
+    "BM25Retriever",
+    "MiniLMRetriever",
+    "PROJECT",
+    "PROJECT_TASK",
+    "QUESTIONS",
+    "Rounded",
+    "SYMBOLS_NOTE",
+    "SymbolTools",
+    "WorkspaceIndex",
+    "bars",
+    "chunk_source",
+    "compare",
+    "injected",
+    "methods_table",
+    "places",
+    "questions_table",
+    "retrieval_hook",
     # lesson 14
     "JournalError",
     "ResultsTable",
@@ -379,6 +406,7 @@ _ON_FIRST_USE = {
     "AnthropicModel": ".models.anthropic_model",
     "ResponsesModel": ".models.responses_model",
     "GeminiModel": ".models.gemini_model",
+    "MiniLMRetriever": ".extensions.embeddings",  # numpy and the model's weights
 }
 
 

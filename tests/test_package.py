@@ -35,13 +35,15 @@ from conftest import WHEEL_COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {
     "sample_repo": "labkit/harness/sample_repo",
+    "sample_project": "labkit/harness/sample_project",  # lesson 13's larger sample
     "tasks": "labkit/harness/tasks",
     "recordings": "labkit/course/recordings",
     "edition": "labkit/course/edition",  # the student edition: what learners install
 }
 LESSONS = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
-SOURCES = ("labkit", "sample_repo", "tasks", "recordings", "edition", "pyproject.toml", "README.md",
-           "requirements.lock", "notebooks", "instructor")  # fmt: skip
+SOURCES = ("labkit", "sample_repo", "sample_project", "tasks", "recordings", "edition",
+           "pyproject.toml", "README.md", "requirements.lock", "notebooks",
+           "instructor")  # fmt: skip
 
 
 def course_files(folder: str) -> set:

@@ -35,6 +35,9 @@ from labkit.grading.checks import (
     lesson12_sandbox as lesson12,
 )
 from labkit.grading.checks import (
+    lesson13_finding_code as lesson13,
+)
+from labkit.grading.checks import (
     lesson14_streams as lesson14s,
 )
 from labkit.grading.checks import (
@@ -403,6 +406,79 @@ def _layers() -> list:
     ]
 
 
+# --- Lesson 13 ---
+
+
+def _rank_chunks() -> list:
+    return [
+        (
+            "a term in every chunk",
+            ["self"],
+            [["self", "a1"], ["self"], ["self", "self", "b1"]],
+            3,
+            "Lucene's idf is never negative: a term in every chunk still counts a little",
+        ),
+        (
+            "empty chunks count in the average length",
+            ["date"],
+            [[], [], ["date"], ["date", "date", "date", "b1"]],
+            3,
+            "the average length is over every chunk, the empty ones too (N counts them as well)",
+        ),
+        ("every chunk empty", ["date"], [[], [], []], 3, "no chunk holds the term: return []"),
+        ("no chunks", ["date"], [], 3, ""),
+        ("an empty query", [], [["date"], ["cents"]], 3, "no term, no score above zero"),
+        (
+            "unicode terms",
+            ["café", "naïve", "日付"],
+            [["cafe", "naive"], ["café", "日付"], ["naïve"], ["日付", "日付", "x1"]],
+            4,
+            "compare terms exactly as given",
+        ),
+        ("k is 0", ["date"], [["date"]], 0, "return at most k indices"),
+    ]
+
+
+def _references_to_result() -> list:
+    at, references = lesson13.at, lesson13.REFERENCES
+    return [
+        (
+            "a space and an accent in a path",
+            [at("ledger/my notes.py", 2), at("ledger/café.py", 0)],
+            5,
+            "a URI is percent-encoded: %20 is a space, %C3%A9 an é",
+        ),
+        (
+            "two uses on one line",
+            [at("a.py", 5, 30), at("a.py", 5, 2), at("a.py", 1)],
+            5,
+            "each location is a place, even two on the same line",
+        ),
+        ("a cap of 0", references, 0, "nothing listed, everything counted in 'more'"),
+        (
+            "only outside",
+            [
+                at("x.py", 1, root="/usr/lib"),
+                {"uri": "untitled:1", "range": references[0]["range"]},
+            ],
+            5,
+            "'count' counts the places in the workspace only",
+        ),
+        (
+            "lines 9 and 10 of one file",
+            [at("a.py", 9), at("a.py", 8)],
+            5,
+            "sort lines as numbers: 9 before 10",
+        ),
+        (
+            "the workspace root itself",
+            [at("", 0), at("../etc/passwd", 0), at("a.py", 0)],
+            5,
+            "only a file inside the workspace is a place",
+        ),
+    ]
+
+
 def _my_loop() -> list:
     """Exercise 14a's hidden cases: ``(label, script, hint)``, as a right loop plays them."""
     three = [
@@ -536,6 +612,8 @@ HIDDEN = {
     "check_mcp_to_tool_schema": _mcp_to_tool_schema,
     "check_hook_decision": _hook_decision,
     "check_layers": _layers,
+    "check_rank_chunks": _rank_chunks,
+    "check_references_to_result": _references_to_result,
     "check_my_loop": _my_loop,
     "check_resolved_rate": _resolved_rate,
 }

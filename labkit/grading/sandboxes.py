@@ -28,6 +28,7 @@ import os
 from importlib.util import find_spec
 from pathlib import Path
 
+from ..harness.project import PROJECT
 from ..harness.sandbox import Sandbox, SandboxUnavailable
 from ..harness.taskset import TASKS_DIR
 from ..settings import (
@@ -47,9 +48,10 @@ KERNEL_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/tmp/matplotlib"}
 
 def labkit_dirs() -> tuple[str, ...]:
     """The folders a lesson's cells read labkit from: the package and its data (in a clone
-    the data folders are links out of the package, so they are shown where they lead)."""
+    the data folders are links out of the package, so they are shown where they lead),
+    lesson 13's larger sample among them."""
     package = Path(__file__).resolve().parents[1]
-    data = (package, SAMPLE_DIR, TASKS_DIR, RECORDINGS_DIR, EDITION_DIR)
+    data = (package, SAMPLE_DIR, PROJECT.folder, TASKS_DIR, RECORDINGS_DIR, EDITION_DIR)
     return tuple(dict.fromkeys(str(p.resolve()) for p in data))
 
 

@@ -325,6 +325,21 @@ class Hooks(Protocol):
     def run(self, point: HookPoint, event: dict) -> list[HookDecision]: ...
 
 
+@runtime_checkable
+class Retriever(Protocol):
+    """Ranks texts for a query (lesson 13: ``retrieval.py``'s index asks one before each
+    request). ``index(texts)`` replaces the texts it ranks; ``scores(query)`` gives one
+    number per text, in their order, higher for closer; ``name`` says what it is
+    (``"bm25"``, ``"minilm"``). BM25 counts shared words; an embedding model compares
+    meanings."""
+
+    name: str
+
+    def index(self, texts: Sequence[str]) -> None: ...
+
+    def scores(self, query: str) -> list[float]: ...
+
+
 # --- Wire formats: how a reply streams in and how results go back -------------------------
 
 

@@ -6,6 +6,10 @@ labkit is installed) and is never touched: every attempt works on a copy from
 tests pass. Every recording was made against the sample as shipped (``SHIPPED``): a
 sample changed in place is refused by name, with the one command that restores it
 (``check_sample``), before an attempt or a replay could fail for a reason it hides.
+
+A ``Sample`` names one such folder, its files as shipped and the test files a recording
+hashes: ``REPAIR_SAMPLE`` is this one; lesson 13's larger sample is ``project.PROJECT``.
+Every function here takes a sample and defaults to ``REPAIR_SAMPLE``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
@@ -36,6 +40,24 @@ SHIPPED = {
 _CACHES = ("__pycache__", ".pytest_cache")
 
 
+@dataclass(frozen=True)
+class Sample:
+    """A folder the course ships beside the harness and copies for every attempt: its name
+    (``sample_repo``), its files as shipped (path -> sha256) and the test files whose
+    sha256 a recording keeps before and after a run (the model must not change them)."""
+
+    name: str
+    shipped: dict[str, str] = field(compare=False)
+    tests: tuple[str, ...]
+
+    @property
+    def folder(self) -> Path:
+        return Path(str(files(__package__).joinpath(self.name))).resolve()
+
+
+REPAIR_SAMPLE = Sample("sample_repo", SHIPPED, (TEST_FILE,))
+
+
 class SampleChanged(RuntimeError):
     """The sample repository is not as shipped; the message names the files and the fix."""
 
@@ -43,9 +65,11 @@ class SampleChanged(RuntimeError):
         return [f"{type(self).__name__}: {self}"]
 
 
-def sample_changes(folder: Path = SAMPLE_DIR) -> list[str]:
-    """The files of ``folder`` that differ from the shipped sample: changed, missing or added
-    (caches aside), as paths relative to it, sorted."""
+def sample_changes(folder: Path | None = None, sample: Sample = REPAIR_SAMPLE) -> list[str]:
+    """The files of ``folder`` (the sample's own by default) that differ from ``sample`` as
+    shipped: changed, missing or added (caches aside), as paths relative to it, sorted."""
+    folder = sample.folder if folder is None else folder
+    shipped = sample.shipped
     found = {
         path.relative_to(folder).as_posix(): path
         for path in folder.rglob("*")
@@ -53,25 +77,27 @@ def sample_changes(folder: Path = SAMPLE_DIR) -> list[str]:
     }
     return sorted(
         name
-        for name in set(found) | set(SHIPPED)
-        if name not in found or name not in SHIPPED or file_sha256(found[name]) != SHIPPED[name]
+        for name in set(found) | set(shipped)
+        if name not in found or name not in shipped or file_sha256(found[name]) != shipped[name]
     )
 
 
-def check_sample(folder: Path = SAMPLE_DIR) -> None:
-    """Raise :class:`SampleChanged` if ``folder`` is not the sample as shipped, saying which
-    files changed and how to restore them: in a clone, with git; elsewhere, by installing
-    labkit again."""
-    changed = sample_changes(folder)
+def check_sample(folder: Path | None = None, sample: Sample = REPAIR_SAMPLE) -> None:
+    """Raise :class:`SampleChanged` if ``folder`` (the sample's own by default) is not
+    ``sample`` as shipped, saying which files changed and how to restore them: in a clone,
+    with git; elsewhere, by installing labkit again."""
+    folder = sample.folder if folder is None else folder
+    changed = sample_changes(folder, sample)
     if not changed:
         return
-    named = ", ".join(f"sample_repo/{name}" for name in changed)
+    name = sample.name
+    named = ", ".join(f"{name}/{path}" for path in changed)
     clone = folder.parent
     restore = (
-        f"restore it with `git -C {clone} checkout -- sample_repo`"
+        f"restore it with `git -C {clone} checkout -- {name}`"
         + (
-            f", and remove the files you added with `git -C {clone} clean -f -d sample_repo`"
-            if set(changed) - set(SHIPPED)
+            f", and remove the files you added with `git -C {clone} clean -f -d {name}`"
+            if set(changed) - set(sample.shipped)
             else ""
         )
         if (clone / ".git").exists()
@@ -87,20 +113,30 @@ def check_sample(folder: Path = SAMPLE_DIR) -> None:
 
 
 @contextmanager
-def sample_copy() -> Iterator[Path]:
-    """Yield the path of a fresh copy of the sample repository; remove it afterwards.
-    Raises :class:`SampleChanged` if the sample itself is not as shipped."""
-    check_sample()
+def sample_copy(sample: Sample = REPAIR_SAMPLE) -> Iterator[Path]:
+    """Yield the path of a fresh copy of ``sample`` (the course's repository by default);
+    remove it afterwards. Raises :class:`SampleChanged` if the sample itself is not as
+    shipped."""
+    check_sample(sample=sample)
     with tempfile.TemporaryDirectory(prefix="labkit-") as tmp:
-        copy = Path(tmp) / "sample_repo"
+        copy = Path(tmp) / sample.name
         shutil.copytree(
-            SAMPLE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
+            sample.folder, copy, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")
         )
         yield copy
 
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def tests_sha256(root: Path, sample: Sample = REPAIR_SAMPLE) -> str:
+    """The sha256 a recording keeps of a copy's tests: the test file's own for a sample with
+    one, else that of the lines "sha256  path" of each test file in order."""
+    if len(sample.tests) == 1:
+        return file_sha256(Path(root) / sample.tests[0])
+    lines = "".join(f"{file_sha256(Path(root) / name)}  {name}\n" for name in sample.tests)
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

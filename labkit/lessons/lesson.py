@@ -129,12 +129,16 @@ def run_lesson(
     budget=None,
     hooks: dict | None = None,
     sandbox=None,
+    sample: str = "sample_repo",
+    retrieval: dict | None = None,
 ) -> LessonRun:
     """Run the repair once on a fresh copy of the sample, with checks before and after.
 
     ``tools``, ``gate``, ``budget``, ``hooks`` and ``sandbox`` set up the harness as
     ``run_attempt`` does (lesson 07 offers the shell behind a gate, lesson 08 a budget,
-    lesson 11 the tools of an MCP server, ``tools="mcp"``, and hooks, lesson 12 a sandbox).
+    lesson 11 the tools of an MCP server, ``tools="mcp"``, and hooks, lesson 12 a sandbox;
+    lesson 13 the larger sample, ``sample="sample_project"``, the symbols tools,
+    ``tools="symbols"``, and retrieval, ``retrieval={"retriever": "bm25", "k": 4}``).
     A run that ends in ``model_error`` (the server failed, or a replay did not match)
     raises :class:`LessonError` with the stop's detail: the cells after it study a run,
     and there is none to study.
@@ -149,6 +153,8 @@ def run_lesson(
         budget=budget,
         hooks=hooks,
         sandbox=sandbox,
+        sample=sample,
+        retrieval=retrieval,
     )
     stop = events[-1]
     if stop["reason"] == "model_error":

@@ -21,12 +21,14 @@ import time
 from ..harness.contracts import tool_names
 from ..harness.formats import format_of
 from ..harness.frozen import FrozenDict
-from ..harness.hooks import load_hooks
+from ..harness.hooks import HookSet, load_hooks
 from ..harness.loop import MAX_TURNS, agent_events
+from ..harness.project import SAMPLES
 from ..harness.prompt import REPAIR_TASK
-from ..harness.sample import TEST_FILE, file_sha256, run_checks, sample_copy
+from ..harness.retrieval import WorkspaceIndex, retrieval_hook
+from ..harness.sample import run_checks, sample_copy, tests_sha256
 from .contents import FORMAT, VERSION, compact_event
-from .harness_setup import TOOLSETS, harness_setup, open_tools
+from .harness_setup import TOOLSETS, harness_setup, make_retriever, open_tools
 
 
 def run_attempt(
@@ -42,6 +44,8 @@ def run_attempt(
     budget=None,
     hooks: dict | None = None,
     sandbox=None,
+    sample: str = "sample_repo",
+    retrieval: dict | None = None,
 ) -> tuple[dict, list]:
     """Run the loop once on a fresh copy of the sample.
 
@@ -54,7 +58,10 @@ def run_attempt(
     course's MCP server); ``gate`` and ``budget`` go to the loop as they are
     (``agent_events``); ``hooks`` is a hooks configuration (``{"hooks": [...]}``, see
     ``harness/hooks.py``), run in the copy; ``sandbox`` (lesson 12) is where the tools and
-    both independent checks run their programs.
+    both independent checks run their programs. ``sample`` names the folder copied
+    (``"sample_project"``: lesson 13's larger sample); ``retrieval`` (lesson 13,
+    ``{"retriever": "bm25", "k": 4}``) indexes the copy and injects the ``k`` chunks most
+    like the task before each request, a hook after the configured ones.
     """
     if tools not in TOOLSETS:
         raise ValueError(f"tools is one of {sorted(TOOLSETS)}, not {tools!r}")
@@ -63,11 +70,11 @@ def run_attempt(
     tell = on_event or (lambda event: None)
     wire_format = format_of(chat).name
     # a configuration that will not do fails here
-    setup = harness_setup(tools, gate, budget, hooks, sandbox)
-    with sample_copy() as root:
-        test_file = root / TEST_FILE
+    setup = harness_setup(tools, gate, budget, hooks, sandbox, sample, retrieval)
+    copied = SAMPLES[sample]
+    with sample_copy(copied) as root:
         with open_tools(tools, root, wire_format, sandbox) as toolset:
-            hash_before = file_sha256(test_file)
+            hash_before = tests_sha256(root, copied)
             checks_before = run_checks(root, sandbox=sandbox)
             tell({"type": "checks", "when": "before", "checks": checks_before})
             for event in agent_events(
@@ -77,14 +84,14 @@ def run_attempt(
                 max_turns=max_turns,
                 gate=gate,
                 budget=budget,
-                hooks=load_hooks(hooks, root) if hooks is not None else None,
+                hooks=_hooks(hooks, retrieval, root),
             ):
                 events.append(event)
                 tell(event)
             traffic = list(getattr(toolset, "traffic", ()))
         checks_after = run_checks(root, sandbox=sandbox)
         tell({"type": "checks", "when": "after", "checks": checks_after})
-        hash_after = file_sha256(test_file)
+        hash_after = tests_sha256(root, copied)
     recording = {"format": FORMAT, "version": VERSION}
     if wire_format != "ollama":  # Ollama's recordings say nothing: all were Ollama's at first
         recording["wire_format"] = wire_format
@@ -102,6 +109,16 @@ def run_attempt(
         }
     )
     return recording, events
+
+
+def _hooks(hooks: dict | None, retrieval: dict | None, root) -> HookSet | None:
+    """The run's hooks: the configured ones, then retrieval's (built on this copy)."""
+    configured = load_hooks(hooks, root) if hooks is not None else None
+    if retrieval is None:
+        return configured
+    index = WorkspaceIndex(root, make_retriever(retrieval["retriever"])).build()
+    found = retrieval_hook(index, k=retrieval["k"])
+    return HookSet([*(configured.hooks if configured else ()), found], root)
 
 
 class CapturingChat:

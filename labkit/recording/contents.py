@@ -26,7 +26,8 @@ import math
 from ..harness.contracts import STOP_REASONS
 from ..harness.formats import FORMATS
 from ..harness.loop import positive_int
-from ..harness.sample import SAMPLE_DIR, TEST_FILE, check_sample, file_sha256
+from ..harness.project import SAMPLES
+from ..harness.sample import check_sample, file_sha256, tests_sha256
 from ..harness.taskset import TASKS_DIR, TaskSetError, load_tasks
 from ..harness.words import json_kind
 from ..models.json_difference import excerpt, where_different
@@ -302,7 +303,8 @@ def _mcp_problem(mcp) -> str | None:
 
 
 def _sample_mismatch(recording: dict) -> str | None:
-    check_sample()  # a sample changed in place is named as such, not blamed on the recording
+    sample = SAMPLES[recording.get("harness", {}).get("sample", "sample_repo")]
+    check_sample(sample=sample)  # a sample changed in place is named as such, not blamed here
     recorded = recording["test_file_sha256"]["before"]
     if "task_name" in recording:  # an attempt at a task: held to the course's task of that name
         try:
@@ -319,7 +321,7 @@ def _sample_mismatch(recording: dict) -> str | None:
                 f"the course's has {current[:12]}..."
             )
         return None
-    current = file_sha256(SAMPLE_DIR / TEST_FILE)
+    current = tests_sha256(sample.folder, sample)
     if recorded != current:
         return (
             f"it was recorded against a different sample: its test file had sha256 "

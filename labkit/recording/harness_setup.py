@@ -33,8 +33,11 @@ from ..harness.budget import Budget
 from ..harness.gate import ACTIONS, Answers, Gate, Policy, Rule
 from ..harness.hooks import load_hooks
 from ..harness.mcp_tools import MCPTools
+from ..harness.project import SAMPLES
+from ..harness.retrieval import BM25Retriever, K
 from ..harness.sandbox import PROFILES, Sandbox
 from ..harness.shell import ShellTools
+from ..harness.symbols import SymbolTools
 from ..harness.toolkit import Toolkit
 from ..harness.tools import RepoTools
 
@@ -48,7 +51,27 @@ def course_mcp_tools(root: Path, wire_format: str = "ollama") -> MCPTools:
 
 
 #: The toolsets a run may offer, by the name a recording keeps.
-TOOLSETS = {"repo": RepoTools, "shell": ShellTools, "toolkit": Toolkit, "mcp": course_mcp_tools}
+TOOLSETS = {
+    "repo": RepoTools,
+    "shell": ShellTools,
+    "toolkit": Toolkit,
+    "symbols": SymbolTools,  # lesson 13: the toolkit and a language server's answers
+    "mcp": course_mcp_tools,
+}
+#: The retrievers a run may inject chunks with (lesson 13), by the name a recording keeps.
+RETRIEVERS = ("bm25", "minilm")
+
+
+def make_retriever(name: str):
+    """A fresh retriever named ``name``: BM25 (standard library), or the embedding model
+    (numpy and the model's package, imported only when asked for)."""
+    if name == "minilm":
+        from ..extensions.embeddings import MiniLMRetriever
+
+        return MiniLMRetriever()
+    if name == "bm25":
+        return BM25Retriever()
+    raise ValueError(f"retriever is one of {', '.join(RETRIEVERS)}, not {name!r}")
 
 
 def open_tools(tools: str, root: Path, wire_format: str = "ollama", sandbox=None):
@@ -62,13 +85,27 @@ def open_tools(tools: str, root: Path, wire_format: str = "ollama", sandbox=None
                 "sandbox: run tools='mcp' without a sandbox, or tools='shell' inside one"
             )
         return closing(course_mcp_tools(root, wire_format))
-    return nullcontext(TOOLSETS[tools](root, sandbox=sandbox))
+    toolset = TOOLSETS[tools](root, sandbox=sandbox)
+    return closing(toolset) if hasattr(toolset, "close") else nullcontext(toolset)
 
 
-def harness_setup(tools: str = "repo", gate=None, budget=None, hooks=None, sandbox=None) -> dict:
+def harness_setup(
+    tools: str = "repo",
+    gate=None,
+    budget=None,
+    hooks=None,
+    sandbox=None,
+    sample: str = "sample_repo",
+    retrieval: dict | None = None,
+) -> dict:
     """What a recording keeps of the harness: empty for the course's plain repair run.
-    ``hooks`` is a hooks configuration (``{"hooks": [...]}``)."""
+    ``hooks`` is a hooks configuration (``{"hooks": [...]}``); ``retrieval`` is
+    ``{"retriever": "bm25" or "minilm", "k": chunks}``."""
+    if sample not in SAMPLES:
+        raise ValueError(f"sample is one of {', '.join(SAMPLES)}, not {sample!r}")
     setup = {}
+    if sample != "sample_repo":
+        setup["sample"] = sample
     if tools != "repo":
         setup["tools"] = tools
     if gate is not None:
@@ -86,7 +123,28 @@ def harness_setup(tools: str = "repo", gate=None, budget=None, hooks=None, sandb
         setup["hooks"] = load_hooks(hooks, ".").config()
     if sandbox is not None:
         setup["sandbox"] = {"profile": sandbox.name}
+    if retrieval is not None:
+        problem = retrieval_problem(retrieval)
+        if problem:
+            raise ValueError(problem)
+        setup["retrieval"] = {"retriever": retrieval["retriever"], "k": retrieval["k"]}
     return setup
+
+
+def retrieval_problem(retrieval) -> str | None:
+    """What makes a retrieval setting unusable, or None. Pure."""
+    if (
+        not isinstance(retrieval, dict)
+        or set(retrieval) != {"retriever", "k"}
+        or retrieval["retriever"] not in RETRIEVERS
+        or type(retrieval["k"]) is not int
+        or not 1 <= retrieval["k"] <= 20
+    ):
+        return (
+            f"retrieval is {{'retriever': one of {', '.join(RETRIEVERS)}, 'k': 1 to 20}} "
+            f"(for example {{'retriever': 'bm25', 'k': {K}}}), not {str(retrieval)[:100]}"
+        )
+    return None
 
 
 def policy_from(data: dict) -> Policy:
@@ -124,17 +182,25 @@ def replay_harness(recording: dict) -> dict:
         pieces["hooks"] = setup["hooks"]
     if "sandbox" in setup:
         pieces["sandbox"] = Sandbox(setup["sandbox"]["profile"])
+    if "sample" in setup:
+        pieces["sample"] = setup["sample"]
+    if "retrieval" in setup:
+        pieces["retrieval"] = dict(setup["retrieval"])
     return pieces
 
 
 def setup_problem(setup) -> str | None:
     """What makes a recording's ``"harness"`` entry unusable, or None. Pure."""
-    keys = {"tools", "policy", "budget", "hooks", "sandbox"}
+    keys = {"tools", "policy", "budget", "hooks", "sandbox", "sample", "retrieval"}
     if not isinstance(setup, dict) or set(setup) - keys:
         return (
-            "'harness' is not an object with only 'tools', 'policy', 'budget', 'hooks' and "
-            "'sandbox'"
+            "'harness' is not an object with only 'tools', 'policy', 'budget', 'hooks', "
+            "'sandbox', 'sample' and 'retrieval'"
         )
+    if setup.get("sample", "sample_repo") not in SAMPLES:
+        return f"'harness.sample' is {setup.get('sample')!r}; one of {', '.join(SAMPLES)}"
+    if "retrieval" in setup and retrieval_problem(setup["retrieval"]):
+        return f"'harness.retrieval': {retrieval_problem(setup['retrieval'])}"
     sandbox = setup.get("sandbox", {"profile": "none"})
     if not isinstance(sandbox, dict) or set(sandbox) != {"profile"}:
         return "'harness.sandbox' is an object with only 'profile'"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..harness.budget import Budget
 from ..harness.gate import Answers, Gate, Policy, allow, deny
 from ..harness.loop import MAX_TURNS
+from ..harness.project import PROJECT_TASK, SYMBOLS_NOTE
 from ..harness.prompt import (
     BUDGET_TASK,
     EXTENSION_TASK,
@@ -33,6 +34,7 @@ from ..settings import RECORDINGS_DIR
 from . import task_scenarios
 from .attempt import run_attempt
 from .files import save_recording
+from .finding_scenarios import FOUND_BY_GREP, FOUND_BY_RETRIEVAL, FOUND_BY_SYMBOLS
 from .probes import CONDITIONS, PROBES_DIR, request, save_probes
 from .probes import FORMAT as PROBE_FORMAT
 from .probes import VERSION as PROBE_VERSION
@@ -412,6 +414,8 @@ class Scenario:
     wire_format: str = "ollama"
     stream_options: tuple = ()  # how the format's stream is written: ScriptedChat's options
     hooks: dict | None = None  # a hooks configuration (harness/hooks.py)
+    sample: str = "sample_repo"  # the folder copied (lesson 13: "sample_project")
+    retrieval: dict | None = None  # lesson 13: {"retriever": ..., "k": ...}
 
 
 SCENARIOS = {
@@ -502,6 +506,35 @@ SCENARIOS = {
         tools="mcp",
         hooks=EXTENSION_HOOKS,
     ),
+    "finding_grep": Scenario(
+        FOUND_BY_GREP,
+        "lesson 13: the repair of the larger sample (sample_project) with the toolkit: the "
+        "model finds the method's callers with grep and reads",
+        task=PROJECT_TASK,
+        tools="toolkit",
+        sample="sample_project",
+        estimate_tokens=True,
+    ),
+    "finding_symbols": Scenario(
+        FOUND_BY_SYMBOLS,
+        "lesson 13: the same repair with the toolkit and the symbols tools: the language "
+        "server's references list the method's three uses",
+        task=PROJECT_TASK + SYMBOLS_NOTE,
+        tools="symbols",
+        sample="sample_project",
+        estimate_tokens=True,
+    ),
+    "finding_retrieval": Scenario(
+        FOUND_BY_RETRIEVAL,
+        "lesson 13: the same repair with the toolkit and retrieval: before each request, the "
+        "four chunks BM25 finds most like the task and the model's newest words",
+        max_turns=12,
+        task=PROJECT_TASK,
+        tools="toolkit",
+        sample="sample_project",
+        retrieval={"retriever": "bm25", "k": 4},
+        estimate_tokens=True,
+    ),
 }
 
 
@@ -541,6 +574,8 @@ def scripted_recording(name: str) -> dict:
         budget=budget,
         hooks=scenario.hooks,
         sandbox=Sandbox(scenario.sandbox) if scenario.sandbox else None,
+        sample=scenario.sample,
+        retrieval=scenario.retrieval,
     )
     return recording
 

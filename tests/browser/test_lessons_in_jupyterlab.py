@@ -98,6 +98,7 @@ LESSONS = [
     Lesson("10_ground_state", plan="update 2 of 4"),
     Lesson("11_extension", conversation=("extension.json", 8), traffic="extension.json"),
     Lesson("12_sandbox", conversation=("sandbox.json", 8)),
+    Lesson("13_finding_code", conversation=("finding_symbols.json", 8)),
     Lesson("14_your_loop", conversation=("repair.json", 8)),
 ]
 

@@ -46,6 +46,8 @@ ANSWER_NAMES = {
     "check_mcp_to_tool_schema": "mcp_to_tool_schema",
     "check_hook_decision": "hook_decision",
     "check_layers": "stopped_by",
+    "check_rank_chunks": "rank_chunks",
+    "check_references_to_result": "references_to_result",
 }
 
 #: What the answer cells of lessons 07 and 08 give above the learner's code (kept in the
@@ -3119,6 +3121,233 @@ def $name(calls, finished):
     ),
 ]
 
+# --- Lesson 13: BM25's top K, and a server's locations as a compact result ------------------
+
+#: What lesson 13's answer cells give above the learner's code.
+RANK_GIVEN = """
+import math
+
+K1 = 1.5
+B = 0.75
+"""
+REFERENCES_GIVEN = """
+from urllib.parse import unquote
+"""
+
+
+def _rank(idf="math.log(1 + (n - holding + 0.5) / (holding + 0.5))",
+          score="idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * len(chunk) / average))",
+          terms="dict.fromkeys(query_terms)", key="(-scores[i], i)", keep="scores[i] > 0",
+          average="sum(len(c) for c in chunks) / n", limit="[:k]"):  # fmt: skip
+    """A rank_chunks that follows the lesson except where one piece is given otherwise."""
+    return (
+        RANK_GIVEN
+        + f"""
+def $name(query_terms, chunks, k):
+    n = len(chunks)
+    lengths = [len(c) for c in chunks if c]
+    average = ({average}) if chunks else 0
+    scores = []
+    for chunk in chunks:
+        total = 0.0
+        for term in {terms}:
+            tf = chunk.count(term)
+            if tf and average:
+                holding = sum(1 for c in chunks if term in c)
+                idf = {idf}
+                total += {score}
+        scores.append(total)
+    order = sorted(range(n), key=lambda i: {key})
+    return [i for i in order if {keep}]{limit}
+"""
+    )
+
+
+RIGHT["check_rank_chunks"] = (  # another style than the lesson's: Counter, a heap
+    RANK_GIVEN
+    + """
+import heapq
+from collections import Counter
+
+
+def $name(query_terms, chunks, k):
+    if not chunks or k <= 0:
+        return []
+    counts = [Counter(chunk) for chunk in chunks]
+    average = sum(map(len, chunks)) / len(chunks)
+    if average == 0:
+        return []
+    holding = Counter(t for c in counts for t in c)
+    idf = {t: math.log(1 + (len(chunks) - f + 0.5) / (f + 0.5)) for t, f in holding.items()}
+    wanted = set(query_terms)
+    scored = []
+    for i, (c, chunk) in enumerate(zip(counts, chunks)):
+        norm = K1 * (1 - B + B * len(chunk) / average)
+        s = sum(idf[t] * c[t] * (K1 + 1) / (c[t] + norm) for t in wanted if c[t])
+        if s > 0:
+            scored.append((-s, i))
+    return [i for _, i in heapq.nsmallest(k, scored)]
+"""
+)
+WRONG["check_rank_chunks"] = [
+    Answer(
+        "raw term frequency, no length normalisation",
+        _rank(score="idf * tf"),
+        "divided by the chunk's length",
+    ),
+    Answer(
+        "the classic idf, negative for a common term",
+        _rank(idf="math.log((n - holding + 0.5) / (holding + 0.5))"),
+        "is never negative",
+    ),
+    Answer(
+        "counts a repeated query term again",
+        _rank(terms="query_terms"),
+        "count each distinct term once",
+    ),
+    Answer(
+        "keeps chunks that score 0",
+        _rank(keep="True"),
+        "is not returned",
+    ),
+    Answer(
+        "ties in reverse index order",
+        _rank(key="(scores[i], i)", limit="[::-1][:k]"),
+        "index order",
+    ),
+    Answer(
+        "sorted the wrong way",
+        _rank(key="(scores[i], i)"),
+        "the order is reversed",
+    ),
+    Answer(
+        "ignores k",
+        _rank(limit=""),
+        "at most k",
+    ),
+    Answer(
+        "leaves empty chunks out of the average length",
+        _rank(average="sum(lengths) / len(lengths) if lengths else 0"),
+        "the empty ones too",
+        hidden=True,
+    ),
+]
+
+
+def _references(path="'/'.join(inside)", line="start['line'] + 1",
+                inside_test="parts[:len(top)] == top and inside and all(inside)",
+                key="(path, line, start['character'])", more="len(found) - cap",
+                count="len(found)"):  # fmt: skip
+    """A references_to_result that follows the lesson except where one piece differs."""
+    return (
+        REFERENCES_GIVEN
+        + f"""
+def $name(lsp_locations, root, cap):
+    found, outside = [], 0
+    top = root.rstrip("/").split("/")
+    for location in lsp_locations:
+        uri = location["uri"]
+        if not uri.startswith("file://"):
+            outside += 1
+            continue
+        parts = unquote(uri[len("file://"):]).split("/")
+        inside = parts[len(top):]
+        if not ({inside_test}) or ".." in parts:
+            outside += 1
+            continue
+        start = location["range"]["start"]
+        path, line = {path}, {line}
+        found.append({key})
+    found.sort()
+    result = {{"count": {count},
+              "places": [{{"path": p, "line": n}} for p, n, *_ in found[:cap]]}}
+    if len(found) > cap:
+        result["more"] = f"and {{{more}}} more"
+    if outside:
+        result["outside"] = outside
+    return result
+"""
+    )
+
+
+RIGHT["check_references_to_result"] = (  # another style: PurePosixPath, urlsplit
+    """
+from pathlib import PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+
+def $name(lsp_locations, root, cap):
+    root = PurePosixPath(root)
+    places, outside = [], 0
+    for loc in lsp_locations:
+        uri = urlsplit(loc["uri"])
+        path = PurePosixPath(unquote(uri.path))
+        inside = path != root and path.is_relative_to(root)
+        if uri.scheme != "file" or ".." in path.parts or not inside:
+            outside += 1
+            continue
+        start = loc["range"]["start"]
+        places.append((str(path.relative_to(root)), start["line"] + 1, start["character"]))
+    places.sort()
+    listed = [{"path": p, "line": n} for p, n, _ in places[:cap]]
+    result = {"count": len(places), "places": listed}
+    if len(places) > cap:
+        result["more"] = f"and {len(places) - cap} more"
+    if outside:
+        result["outside"] = outside
+    return result
+"""
+)
+WRONG["check_references_to_result"] = [
+    Answer("leaves lines 0-based", _references(line="start['line']"), "one too low"),
+    Answer("adds two to each line", _references(line="start['line'] + 2"), "one too high"),
+    Answer(
+        "leaks absolute paths",
+        _references(path="'/'.join(parts)"),
+        "an absolute path reached the result",
+    ),
+    Answer(
+        "keeps places outside the workspace",
+        _references(inside_test="True"),
+        "'count' is",
+        hint="never reaches the model",
+    ),
+    Answer(
+        "compares the root as text",
+        _references(
+            inside_test="'/'.join(parts).startswith('/'.join(top)) and inside and all(inside)",
+            path="'/'.join(parts)[len('/'.join(top)):].lstrip('/') or '?'",
+        ),
+        "'count' is",
+        hint="part by part",
+    ),
+    Answer(
+        "keeps the server's order",
+        _references().replace("    found.sort()\n", ""),
+        "sort by path, then by line",
+    ),
+    Answer(
+        "says how many there were, not how many more", _references(more="len(found)"), "'more' is"
+    ),  # fmt: skip
+    Answer(
+        "counts the places outside too",
+        _references(count="len(found) + outside"),
+        "'count' is",
+        hint="never reaches the model",
+    ),
+    Answer(
+        "does not decode the URI",
+        _references().replace("unquote(uri[", "(uri["),
+        "decode the URI",
+        hidden=True,
+    ),
+    Answer(
+        "merges two uses on one line",
+        _references(key="(path, line)").replace("found.sort()", "found = sorted(set(found))"),
+        "'count' is",
+        hidden=True,
+    ),
+]
 
 # --- Lesson 14: your own loop; a batch's resolved rate -------------------------------------
 

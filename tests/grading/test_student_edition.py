@@ -75,6 +75,7 @@ EXERCISES = {
     "10_ground_state": 3,
     "11_extension": 2,
     "12_sandbox": 1,
+    "13_finding_code": 2,
     "14_your_loop": 2,
 }
 STUB = "raise NotImplementedError()"
@@ -137,6 +138,10 @@ LEARNERS = {
         "check_system_prompt": wrong("check_system_prompt", "cuts inside a multibyte character"),
         "check_subagent_result": wrong("check_subagent_result", "raises on a child's model_error"),
         "check_ordered_results": wrong("check_ordered_results", "keeps the completion order"),
+        "check_rank_chunks": wrong(
+            "check_rank_chunks", "raw term frequency, no length normalisation"
+        ),
+        "check_references_to_result": wrong("check_references_to_result", "leaks absolute paths"),
         "check_my_loop": wrong(
             "check_my_loop", "forgets the assistant message before the tool messages"
         ),

@@ -134,3 +134,14 @@ def test_an_attempt_and_a_recording_refuse_a_changed_sample_by_its_name(monkeypa
     with pytest.raises(SampleChanged, match="sample_repo/path_rules.py was changed"):
         with sample_copy():
             pass
+
+
+def test_lesson_13s_project_is_shipped_whole_and_fails_one_test_on_a_copy():
+    from labkit.harness.project import PROJECT, SAMPLES
+
+    assert set(SAMPLES) == {"sample_repo", "sample_project"}
+    check_sample(sample=PROJECT)  # its files are as shipped
+    with sample_copy(PROJECT) as root:
+        assert run_checks(root).summary == "1 failed, 36 passed"
+        (root / "ledger" / "models.py").write_text("broken")
+        assert sample_changes(sample=PROJECT) == []  # the copy, not the shipped folder

@@ -97,15 +97,19 @@ def test_a_sample_changed_in_place_stops_each_lesson_at_its_first_model_cell(mon
     """The sample as shipped is what every recording was made against: changed, each lesson
     stops where it first loads a recording, naming the file and how to restore it, rather
     than blaming the recording."""
-    from labkit.harness import sample
+    from labkit.harness import project, sample
 
-    monkeypatch.setitem(sample.SHIPPED, "path_rules.py", "0" * 64)  # as if it had been edited
+    repair = ("sample_repo", sample.SHIPPED, "path_rules.py")
+    larger = {"13_finding_code": ("sample_project", project.PROJECT_SHIPPED, "ledger/models.py")}
     for notebook in NOTEBOOKS:
-        index, error = run_cells(notebook)
+        name, shipped, path = larger.get(notebook.stem, repair)  # the sample its runs copy
+        with monkeypatch.context() as patch:
+            patch.setitem(shipped, path, "0" * 64)  # as if it had been edited
+            index, error = run_cells(notebook)
         assert index == first_model_cell(notebook), (notebook.stem, index, error)
         assert isinstance(error, sample.SampleChanged), (notebook.stem, error)
-        assert "sample_repo/path_rules.py was changed in place" in str(error)
-        assert "checkout -- sample_repo" in str(error)
+        assert f"{name}/{path} was changed in place" in str(error)
+        assert f"checkout -- {name}" in str(error)
 
 
 # --- Lesson 06 with each of the other providers ----------------------------------------

@@ -36,8 +36,15 @@ def wire_chunks(turns):
     return [[entry["chunk"] for entry in turn["chunks"]] for turn in turns]
 
 
+#: Lesson 13's three runs are Ollama streams written by the same scripted model; the symbols
+#: run stands for them here (each costs seconds of the suite). All three replay strictly in
+#: tests/recording/test_recordings.py.
+SAME_STREAMS = {"finding_grep", "finding_retrieval"}
+
+
 @pytest.mark.parametrize(
-    "name", sorted(n for n, s in SCENARIOS.items() if s.wire_format == "ollama")
+    "name",
+    sorted(n for n, s in SCENARIOS.items() if s.wire_format == "ollama" and n not in SAME_STREAMS),
 )
 def test_the_sdk_path_reproduces_each_recording_as_replay_does(name):
     recorded = recording(name)

@@ -326,7 +326,7 @@ def test_a_recording_with_a_harness_it_cannot_set_up_again_is_refused(tmp_path):
         ),
         ({"policy": {"rules": [], "tools": {}, "default": "allow"}}, "never allowed"),
         ({"budget": {"max_chars": 0}}, "max_chars must be an int"),
-        ({"container": True}, "only 'tools', 'policy', 'budget', 'hooks' and 'sandbox'"),
+        ({"container": True}, "only 'tools', 'policy', 'budget', 'hooks', 'sandbox', 'sample'"),
         ({"sandbox": True}, "'harness.sandbox' is an object with only 'profile'"),
         ({"sandbox": {"profile": "off"}}, "'harness.sandbox.profile' is 'off'"),
         ({"hooks": {"hooks": [{"name": "x"}]}}, "'harness' cannot be set up again: hook 1"),

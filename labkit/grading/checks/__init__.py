@@ -44,6 +44,7 @@ from . import (
     lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
+    lesson13_finding_code,
     lesson14_your_loop,
 )
 from .common import HiddenCasesMissing
@@ -62,6 +63,7 @@ LESSONS = (
     lesson10_ground_state,
     lesson11_extension,
     lesson12_sandbox,
+    lesson13_finding_code,
     lesson14_your_loop,
 )
 #: Every check by name, lesson by lesson, as each module's ``__all__`` declares them.
