@@ -201,14 +201,8 @@ def test_a_learner_logs_in_gets_the_lessons_and_runs_lesson_01_as_their_own_uid(
     assert home.stat().st_uid == LEARNER_UIDS["alice"] and home.stat().st_mode & 0o777 == 0o700
     assert (home / LESSON).stat().st_uid == LEARNER_UIDS["alice"]
 
-    # lesson 01 runs in alice's kernel, through the proxy, up to its first exercise
-    notebook = alice.get(f"api/contents/{LESSON}")["content"]
-    cells = cells_before_first_exercise(notebook)
-    ran = alice.run_cells(LESSON, cells)
-    failed = [(i, run) for i, run in enumerate(ran) if run["status"] != "ok"]
-    assert not failed and len(ran) == len(cells), failed
-
-    # what alice's kernel is, and what it can open
+    # lesson 01 runs in alice's kernel, through the proxy, up to its first exercise; then the
+    # same kernel says who it runs as and what it can open
     targets = {
         "bob's home": base / "homes" / "bob",
         "bob's lesson": base / "homes" / "bob" / LESSON,
@@ -218,10 +212,13 @@ def test_a_learner_logs_in_gets_the_lessons_and_runs_lesson_01_as_their_own_uid(
         "the reference lessons": base / "instructor" / "reference" / "01_one_file_read.ipynb",
         "her own lesson": home / LESSON,
     }
-    code = (HERE / "isolation_probe.py").read_text()
-    code += f"\nprint(probe({ {label: str(path) for label, path in targets.items()}!r}))\n"
-    (seen,) = alice.run_cells(LESSON, [code])
-    assert seen["status"] == "ok", seen
+    probe = (HERE / "isolation_probe.py").read_text()
+    probe += f"\nprint(probe({ {label: str(path) for label, path in targets.items()}!r}))\n"
+    cells = cells_before_first_exercise(alice.get(f"api/contents/{LESSON}")["content"])
+    ran = alice.run_cells(LESSON, [*cells, probe])
+    failed = [(i, run) for i, run in enumerate(ran) if run["status"] != "ok"]
+    assert not failed and len(ran) == len(cells) + 1, failed  # cell i of lesson 01 (or the probe)
+    seen = ran[-1]
     seen = json.loads(seen["stdout"])
     uid = LEARNER_UIDS["alice"]
     assert (seen["uid"], seen["gid"], seen["groups"]) == (uid, uid, [])
