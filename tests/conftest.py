@@ -55,6 +55,7 @@ LONGEST_FIRST = (
     "test_suggested_commands.py",
     "grading/test_exercises.py",
     "grading/test_exchange.py",
+    "workshop/test_jupyterhub.py",
     "lessons/test_notebooks_papermill.py",
     "recording/test_recordings.py",
     "safety/test_test_run_faults.py",
