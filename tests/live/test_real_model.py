@@ -285,7 +285,9 @@ def test_the_real_model_with_the_symbols_tools_on_the_larger_sample(server, tmp_
     assert recording["checks"]["before"] == {"exit_code": 1, "passed": 36, "failed": 1}
     calls = [(e["name"], e["arguments"]) for e in events if e["type"] == "tool_start"]
     assert stop["reason"] in STOP_REASONS, stop
-    if stop["reason"] == "model_error":  # not a whole attempt: nothing to keep or replay
+    detail = str(stop.get("detail", ""))
+    timed_out = "did not answer within" in detail or "went quiet for" in detail
+    if stop["reason"] == "model_error" and timed_out:  # the model's own slowness, nothing else
         pytest.xfail(f"the model did not finish a reply (calls made: {calls}): {stop['detail']}")
     assert recording["harness"] == {"sample": "sample_project", "tools": "symbols"}
     for event in recording["events"]:
