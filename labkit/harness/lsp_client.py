@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from .pytest_run import REAPER, child_environment, wait_and_sweep
+from .pytest_run import REAPER, child_environment, close_server
 
 REQUEST_TIMEOUT = 10.0  # seconds a request waits for its answer, unless told otherwise
 START_TIMEOUT = 15.0  # seconds the server has to answer initialize
@@ -292,13 +292,7 @@ class LspConnection:
             except LspError:
                 pass
         self._break("the connection was closed")
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        wait_and_sweep(self.process, CLOSE_GRACE)
-        for reader in self._readers:
-            reader.join(timeout=2)
+        close_server(self.process, self._readers, CLOSE_GRACE)
 
     def __enter__(self) -> LspConnection:
         return self

@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .pytest_run import REAPER, child_environment, wait_and_sweep
+from .pytest_run import REAPER, child_environment, close_server
 from .shell import find_program
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -226,13 +226,7 @@ class MCPConnection:
         """End the server: close its stdin, give it ``CLOSE_GRACE`` seconds to exit, then
         stop it and everything it started (the reaper's sweep, then its process group)."""
         self._break("the connection was closed")
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        wait_and_sweep(self.process, CLOSE_GRACE)
-        for reader in self._readers:
-            reader.join(timeout=2)
+        close_server(self.process, self._readers, CLOSE_GRACE)
 
     def __enter__(self) -> MCPConnection:
         return self

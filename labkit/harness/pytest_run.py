@@ -123,6 +123,19 @@ def wait_and_sweep(process: subprocess.Popen, timeout: float) -> bool:
     return timed_out
 
 
+def close_server(process: subprocess.Popen, readers: list, grace: float) -> None:
+    """End a server spoken to over its stdin and stdout (an MCP or a language server): close
+    its stdin, give it ``grace`` seconds to exit, end everything it started, then give the
+    threads reading its pipes two seconds each to see them close."""
+    try:
+        process.stdin.close()
+    except OSError:
+        pass
+    wait_and_sweep(process, grace)
+    for reader in readers:
+        reader.join(timeout=2)
+
+
 def wait_reading(process: subprocess.Popen, readers: list, timeout: float) -> bool:
     """Start ``readers`` (threads that drain the process's pipes), wait for ``process`` as
     ``wait_and_sweep`` does, then give each reader a few seconds to see its pipe close;

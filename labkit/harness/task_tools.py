@@ -25,7 +25,7 @@ from .tools import (
     MAX_LINES,
     MAX_TEST_OUTPUT,
     TEST_TIMEOUT,
-    numbered_lines,
+    file_view,
     read_regular,
 )
 from .toolset import Toolset, shown, tool
@@ -77,17 +77,7 @@ class TaskTools(Toolset):
         self, path: str, offset: int | None = None, limit: int | None = None
     ) -> dict[str, Any]:
         data, info = self._read(path, self.task.read, "read")
-        text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
-        if info.st_size > MAX_FILE_BYTES:
-            text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {info.st_size} bytes]"
-        if offset is None and limit is None:
-            return {"path": path, "content": text}
-        return numbered_lines(
-            path,
-            text,
-            offset=1 if offset is None else offset,
-            limit=MAX_LINES if limit is None else limit,
-        )
+        return file_view(path, data, info.st_size, offset, limit)
 
     @tool(
         description="Edit a file by replacing one exact piece of its text. The files you may "

@@ -90,17 +90,7 @@ class RepoTools(Toolset):
     ) -> dict[str, Any]:
         """The whole file; or, given ``offset`` or ``limit``, those lines with their numbers."""
         data, info = self._read(path, allowed=READABLE)
-        text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
-        if info.st_size > MAX_FILE_BYTES:
-            text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {info.st_size} bytes]"
-        if offset is None and limit is None:
-            return {"path": path, "content": text}
-        return numbered_lines(
-            path,
-            text,
-            offset=1 if offset is None else offset,
-            limit=MAX_LINES if limit is None else limit,
-        )
+        return file_view(path, data, info.st_size, offset, limit)
 
     @tool(
         description=(
@@ -193,6 +183,25 @@ def read_regular(root: Path, path: str) -> tuple[bytes, os.stat_result]:
 
 #: The three tools' schemas, as the model is sent them.
 SCHEMAS = RepoTools.schemas
+
+
+def file_view(
+    path: str, data: bytes, size: int, offset: int | None, limit: int | None
+) -> dict[str, Any]:
+    """A ``read_file`` result for a file of ``size`` bytes whose first bytes are ``data``: the
+    whole text (cut at ``MAX_FILE_BYTES``, saying so) or, given ``offset`` or ``limit``, those
+    lines with their numbers."""
+    text = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
+    if size > MAX_FILE_BYTES:
+        text += f"\n[labkit: file cut at {MAX_FILE_BYTES} of {size} bytes]"
+    if offset is None and limit is None:
+        return {"path": path, "content": text}
+    return numbered_lines(
+        path,
+        text,
+        offset=1 if offset is None else offset,
+        limit=MAX_LINES if limit is None else limit,
+    )
 
 
 def numbered_lines(
