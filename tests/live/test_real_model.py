@@ -246,6 +246,11 @@ def test_the_probes_of_lesson_09_are_recorded_and_replay(server, tmp_path):
         assert row["reply"]["usage"]["prompt_tokens"] == tokens
 
 
+def timed_out(detail: str) -> bool:
+    """The model server's timeout, as labkit's models word it (sse_model.explain)."""
+    return "did not answer within" in detail or "went quiet for" in detail
+
+
 def test_the_real_model_with_the_symbols_tools_on_the_larger_sample(server, tmp_path):
     """Lesson 13: the same model given the toolkit and the language server's tools on the
     larger sample. Whatever it does is kept, with what wrote it, beside the server's log
@@ -286,9 +291,8 @@ def test_the_real_model_with_the_symbols_tools_on_the_larger_sample(server, tmp_
     assert recording["checks"]["before"] == {"exit_code": 1, "passed": 36, "failed": 1}
     calls = [(e["name"], e["arguments"]) for e in events if e["type"] == "tool_start"]
     assert stop["reason"] in STOP_REASONS, stop
-    detail = str(stop.get("detail", ""))
-    timed_out = "did not answer within" in detail or "went quiet for" in detail
-    if stop["reason"] == "model_error" and timed_out:  # the model's own slowness, nothing else
+    if stop["reason"] == "model_error" and timed_out(str(stop.get("detail", ""))):
+        # the model's own slowness, nothing else
         pytest.xfail(f"the model did not finish a reply (calls made: {calls}): {stop['detail']}")
     assert recording["harness"] == {"sample": "sample_project", "tools": "symbols"}
     for event in recording["events"]:
@@ -333,9 +337,12 @@ def test_the_real_model_runs_the_task_set_and_its_results_are_kept(server, tmp_p
     run = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env)
     print(run.stdout[-4000:], run.stderr[-2000:], sep="\n")
     print(f"task set, live: {time.monotonic() - started:.0f} s")
-    assert run.returncode == 0, "an attempt failed (see its row)"
     assert digest(TASKS_DIR) == before, "a task's repository changed"
     rows = list(read_results(out / "results.jsonl").values())
+    slow = [r["task"] for r in rows if r["stop"] == "model_error" and timed_out(r["detail"])]
+    if slow:  # the model's own slowness on this CPU, as in lesson 13's test; nothing else
+        pytest.xfail(f"the server did not answer in time in {slow}")
+    assert run.returncode == 0, "an attempt failed (see its row)"
     assert [row["task"] for row in rows] == list(load_tasks())
     assert all(row["stop"] in STOP_REASONS and row["stop"] != "model_error" for row in rows)
     print("\n".join(summary_lines(summary(rows))))
@@ -386,15 +393,19 @@ class Kept:
     """A chat that keeps each request (as JSON) and the chunks the real model sent back."""
 
     def __init__(self, chat):
-        self.chat, self.sent, self.replies = chat, [], []
+        self.chat, self.sent, self.replies, self.errors = chat, [], [], {}
         self.wire_format = chat.wire_format
 
     def __call__(self, messages, tool_schemas):
         self.sent.append(json.dumps(messages))
         self.replies.append([])
-        for chunk in self.chat(messages, tool_schemas):
-            self.replies[-1].append(chunk)
-            yield chunk
+        try:
+            for chunk in self.chat(messages, tool_schemas):
+                self.replies[-1].append(chunk)
+                yield chunk
+        except Exception as exc:  # a reply that failed (a timeout on a slow CPU) fails again
+            self.errors[len(self.sent) - 1] = exc
+            raise
 
 
 class SameReplies:
@@ -409,7 +420,9 @@ class SameReplies:
         number, self.asked = self.asked, self.asked + 1
         assert number < len(self.kept.sent), "more requests than the learner's loop made"
         assert json.dumps(messages) == self.kept.sent[number], f"request {number + 1} differs"
-        return iter(self.kept.replies[number])
+        yield from self.kept.replies[number]
+        if number in self.kept.errors:
+            raise self.kept.errors[number]
 
 
 def test_the_learners_loop_and_labkits_send_the_real_model_the_same_requests(server):
