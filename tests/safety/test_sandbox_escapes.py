@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from sandboxes import FAKE_KEY, decoys, usable
@@ -423,7 +424,12 @@ def test_where_user_namespaces_are_refused_the_toolset_says_so_once_and_runs_not
             print(type(error).__name__, error)
     """)
     outer = [find_bwrap(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    outer += ["--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--disable-userns", "--"]
+    outer += ["--tmpfs", "/tmp"]
+    project = Path(__file__).resolve().parents[2]
+    for kept in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), project}:
+        if kept.is_relative_to("/tmp"):  # a clone or a venv in /tmp stays visible
+            outer += ["--ro-bind", str(kept), str(kept)]
+    outer += ["--unshare-user", "--unshare-pid", "--disable-userns", "--"]
     run = __import__("subprocess").run(
         [*outer, sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
