@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from .pytest_run import REAPER, child_environment, close_server
+from .pytest_run import REAPER, child_environment, close_server, exit_status
 
 REQUEST_TIMEOUT = 10.0  # seconds a request waits for its answer, unless told otherwise
 START_TIMEOUT = 15.0  # seconds the server has to answer initialize
@@ -265,13 +265,7 @@ class LspConnection:
                 slot[0].set()  # its message stays None: the request raises LspClosed
 
     def _exit_status(self) -> str:
-        try:
-            code = self.process.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return "its stdout closed"
-        said = self.stderr.strip().splitlines()[-1:]
-        last = f"; its last words on stderr: {said[0][:200]}" if said else ""
-        return f"exit code {code}{last}"
+        return exit_status(self.process, self.stderr)
 
     @property
     def stderr(self) -> str:

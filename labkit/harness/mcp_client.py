@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .pytest_run import REAPER, child_environment, close_server
+from .pytest_run import REAPER, child_environment, close_server, exit_status
 from .shell import find_program
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -209,13 +209,7 @@ class MCPConnection:
                 waiting.put(None)
 
     def _exit_status(self) -> str:
-        try:
-            code = self.process.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return "its stdout closed"
-        said = self.stderr.strip().splitlines()[-1:]
-        last = f"; its last words on stderr: {said[0][:200]}" if said else ""
-        return f"exit code {code}{last}"
+        return exit_status(self.process, self.stderr)
 
     @property
     def stderr(self) -> str:

@@ -123,6 +123,18 @@ def wait_and_sweep(process: subprocess.Popen, timeout: float) -> bool:
     return timed_out
 
 
+def exit_status(process: subprocess.Popen, stderr: str) -> str:
+    """How a server whose stdout closed ended: its exit code and the last line it wrote on
+    stderr, or that only its stdout closed (it still runs a second later)."""
+    try:
+        code = process.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        return "its stdout closed"
+    said = stderr.strip().splitlines()[-1:]
+    last = f"; its last words on stderr: {said[0][:200]}" if said else ""
+    return f"exit code {code}{last}"
+
+
 def close_server(process: subprocess.Popen, readers: list, grace: float) -> None:
     """End a server spoken to over its stdin and stdout (an MCP or a language server): close
     its stdin, give it ``grace`` seconds to exit, end everything it started, then give the
