@@ -65,21 +65,26 @@ class Learner:
         content |= {"user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
         message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
         await socket.write_message(json.dumps(message | {"channel": "shell"}))
-        stdout, error = [], None
-        while True:
+        # The reply comes on the shell channel and the output on iopub: they may arrive in
+        # either order, so a cell is done when both its reply and iopub's "idle" have come.
+        stdout, error, status, idle = [], None, None, False
+        while status is None or not idle:
             raw = await socket.read_message()
             if raw is None:
                 return {"status": "the kernel's websocket closed", "stdout": "", "error": None}
             reply = json.loads(raw)
             if reply["parent_header"].get("msg_id") != msg_id:
                 continue
-            if reply["msg_type"] == "stream" and reply["content"]["name"] == "stdout":
-                stdout.append(reply["content"]["text"])
-            elif reply["msg_type"] == "error":
-                error = f"{reply['content']['ename']}: {reply['content']['evalue']}"
-            elif reply["msg_type"] == "execute_reply":
-                status = reply["content"]["status"]
-                return {"status": status, "stdout": "".join(stdout), "error": error}
+            kind, content = reply["msg_type"], reply["content"]
+            if kind == "stream" and content["name"] == "stdout":
+                stdout.append(content["text"])
+            elif kind == "error":
+                error = f"{content['ename']}: {content['evalue']}"
+            elif kind == "execute_reply":
+                status = content["status"]
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+        return {"status": status, "stdout": "".join(stdout), "error": error}
 
 
 def _now() -> str:
