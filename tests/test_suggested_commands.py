@@ -147,7 +147,9 @@ def replay_as_printed(command: str, student: Path) -> None:
 
 
 def serve_command(command: str, student: Path) -> None:
-    """Start the server as typed, read the address and the command it prints, stop it."""
+    """Start the server as typed, read the address and the command it prints, stop it with
+    Ctrl-C's signal. (A terminal's foreground command takes SIGINT; a command a shell started
+    in the background, such as this suite, inherits it ignored: the child gets it back.)"""
     process = subprocess.Popen(
         ["sh", "-c", f"exec {command}"],
         cwd=student,
@@ -155,6 +157,7 @@ def serve_command(command: str, student: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         printed = [process.stdout.readline() for _ in range(2)]

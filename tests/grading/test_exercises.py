@@ -26,6 +26,7 @@ from labkit.grading.checks.lesson07_permissions import (
     STOPPED_CALLS,
     SWAPPED_ANSWERS,
     drawn_command,
+    drawn_commands,
     team_verdict,
 )
 from labkit.grading.checks.lesson08_context_budget import (
@@ -467,6 +468,16 @@ def test_the_policy_reference_and_the_harness_gate_agree_on_every_drawn_command(
     assert differ == []
     verdicts = {team_verdict(c) for c in commands}
     assert verdicts == {"allow", "ask", "deny"}
+
+
+def test_the_commands_drawn_for_a_run_of_the_policy_check_carry_every_verdict():
+    """Judged by labkit's gate (written apart from the check's rules): whatever the seed, a run
+    draws commands of all three verdicts, so an answer that knows only the listed cases and
+    says one word for any other command is caught by a drawn case, every run."""
+    for seed in range(300):
+        drawn = drawn_commands(random.Random(seed))
+        verdicts = [check_command(SHELL_POLICY, command).action for command in drawn]
+        assert len(drawn) == 8 and {"allow", "ask", "deny"} <= set(verdicts), (seed, verdicts)
 
 
 def test_the_recorded_calls_the_gate_would_stop_with_the_answers_swapped_are_the_checks():

@@ -124,7 +124,10 @@ POLICY_CASES = [
         "echo only prints its argument; no rule names echo, so ask",
     ),
 ]
-DRAWN_COMMANDS = 8  # commands drawn afresh per run
+#: The verdicts of the commands drawn afresh per run, one command each: every verdict among
+#: them, so an answer that knows the listed cases and gives one verdict to any other command
+#: fails (drawn freely, all eight were "ask" in about one run in 130).
+DRAWN_VERDICTS = ("allow", "deny", "ask", "allow", "deny", "ask", "deny", "ask")
 
 
 def check_policy(verdict, *, hidden: bool = False) -> None:
@@ -134,8 +137,8 @@ def check_policy(verdict, *, hidden: bool = False) -> None:
     number = new_seed()
     draw = random.Random(number)
     drawn = [
-        (f"drawn case {n} (seed {number})", drawn_command(draw), "")
-        for n in range(1, DRAWN_COMMANDS + 1)
+        (f"drawn case {n} (seed {number})", command, "")
+        for n, command in enumerate(drawn_commands(draw), 1)
     ]
     cases = [
         Case(
@@ -342,6 +345,18 @@ def drawn_command(draw: random.Random) -> list:
     elif extra < 0.5:
         script = f"({script})"
     return [draw.choice(SHELLS), "-c", script]
+
+
+def drawn_commands(draw: random.Random) -> list:
+    """One command drawn for each of ``DRAWN_VERDICTS``, in a drawn order."""
+    commands = []
+    for wanted in DRAWN_VERDICTS:
+        command = drawn_command(draw)
+        while team_verdict(command) != wanted:
+            command = drawn_command(draw)
+        commands.append(command)
+    draw.shuffle(commands)
+    return commands
 
 
 def _simple(draw: random.Random) -> list:
