@@ -9,7 +9,8 @@ site-packages. Everything then runs from folders outside the checkout.
 This is also where the lessons' saved outputs are checked: nbval runs every reference
 lesson, as ``lessons --reference`` wrote it, from the installed wheel, and compares each
 cell's output with the saved one (strict). So the outputs are shown to be the same
-wherever labkit is installed, and each lesson runs to its end once, not twice.
+wherever labkit is installed. A lesson runs whole twice in the suite: here (the reference,
+replay mode) and in tests/browser (the student edition, live mode, in JupyterLab).
 """
 
 import ast
@@ -218,33 +219,18 @@ def test_a_recording_is_replayed_by_name_from_anywhere_and_the_sample_is_untouch
     assert stem.returncode == 0 and "Replay matches the recording." in stem.stdout, stem.stderr
 
 
-RUN_LESSONS = """
-import sys
-import papermill
-from papermill.exceptions import PapermillExecutionError
-
-for notebook in sys.argv[1:]:  # each in its own folder; an error is kept in the executed copy
-    folder, name = notebook.rsplit("/", 1)
-    try:
-        papermill.execute_notebook(notebook, f"{folder}/executed_{name}", cwd=folder,
-                                   kernel_name="python3", progress_bar=False)
-    except PapermillExecutionError:
-        pass
-"""
-
-
 @dataclass
 class Lessons:
     folders: dict  # edition -> the folder `lessons` wrote it into
     written: dict  # edition -> what `lessons` printed
-    student: dict  # lesson -> the student edition as papermill executed it
     compared: dict  # lesson -> {"passed": cells, "failed": [what nbval said]}
 
 
 @pytest.fixture(scope="module")
 def lessons(installed):
-    """Both editions written by the installed wheel; the student edition executed there with
-    papermill, the reference compared with its saved outputs by nbval, at the same time."""
+    """Both editions written by the installed wheel; the reference compared with its saved
+    outputs by nbval there. (The student edition, the same cells but the answers and the test
+    cells, runs whole in JupyterLab in tests/browser, its test cells in the graded class.)"""
     folders = {"student": installed.outside / "student", "reference": installed.outside / "ref"}
 
     def write(edition):
@@ -257,12 +243,6 @@ def lessons(installed):
         )
         assert written.returncode == 0, written.stdout + written.stderr
         return written
-
-    def run_student():
-        ran = installed.run(
-            "-c", RUN_LESSONS, *[str(folders["student"] / name) for name in LESSONS], timeout=900
-        )
-        assert ran.returncode == 0, ran.stderr
 
     def compare_reference():
         report = installed.outside / "nbval.xml"
@@ -283,14 +263,7 @@ def lessons(installed):
 
     with ThreadPoolExecutor(2) as pool:  # the threads only wait on their processes
         written = dict(zip(folders, pool.map(write, folders)))
-        student, compared = pool.submit(run_student), pool.submit(compare_reference)
-        student.result()
-        compared = compared.result()
-    executed = {
-        name: nbformat.read(folders["student"] / f"executed_{name}", as_version=4)
-        for name in LESSONS
-    }
-    return Lessons(folders, written, executed, compared)
+    return Lessons(folders, written, compare_reference())
 
 
 def nbval_results(report: Path) -> dict:
@@ -320,15 +293,6 @@ def nbval_results(report: Path) -> dict:
     return results
 
 
-def is_answer_cell(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("solution")) and not meta.get("grade")
-
-
-def errors_of(cell) -> list:
-    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-
-
 def test_lessons_writes_the_student_edition_and_the_reference(lessons):
     folders, written = lessons.folders, lessons.written
     assert written["student"].stdout.startswith(f"{folders['student']}/: added {LESSONS[0]}")
@@ -336,8 +300,11 @@ def test_lessons_writes_the_student_edition_and_the_reference(lessons):
         assert (folders["reference"] / name).read_bytes() == (
             ROOT / "notebooks" / name
         ).read_bytes()
-        text = (folders["student"] / name).read_text()
-        assert "### BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text, name
+        # the student edition labkit carries (edition/, what nbgrader generates: a test of the
+        # graded class), which tests/browser runs whole
+        student = (folders["student"] / name).read_bytes()
+        assert student == (ROOT / "edition" / name).read_bytes(), name
+        assert b"### BEGIN SOLUTION" not in student and b"raise NotImplementedError()" in student
 
 
 def test_lessons_never_overwrites_a_learners_file(installed, lessons):
@@ -366,20 +333,6 @@ def test_each_reference_lesson_runs_from_the_wheel_and_shows_its_saved_outputs(l
         if c.cell_type == "code"
     ]
     assert compared["passed"] == len(code), compared  # every cell ran and matched
-
-
-@pytest.mark.parametrize("name", LESSONS)
-def test_each_student_lesson_runs_from_the_wheel_up_to_its_first_exercise(lessons, name):
-    student = [cell for cell in lessons.student[name].cells if cell.cell_type == "code"]
-    answer = next(i for i, cell in enumerate(student) if is_answer_cell(cell))
-    assert all(
-        cell.get("execution_count") and not errors_of(cell)
-        for cell in student[:answer]
-        if cell.source.strip()
-    )
-    # the first exercise, unanswered, stops the run: its answer cell or its test cell
-    stopped = errors_of(student[answer]) or errors_of(student[answer + 1])
-    assert stopped and "NotImplementedError" in stopped[0]["ename"] + stopped[0]["evalue"]
 
 
 def test_a_recording_is_found_by_path_first_then_by_the_courses_name(tmp_path, monkeypatch):

@@ -3,8 +3,10 @@ stepped.
 
 nbval and papermill run the notebooks in a kernel but never draw a widget, so a widget
 that works there can still show "Error displaying widget" in JupyterLab. This test
-opens every lesson (a copy of ``notebooks/``) in the project's JupyterLab, runs all
-its cells from the Run menu, checks that no cell shows an error, then clicks through
+opens every lesson as a learner gets it (a copy of ``edition/``, the student edition that
+``make lab`` writes into ``student/``: the answers are stubs) in the project's JupyterLab,
+runs all its cells but the graded test cells from the Run menu, checks that no cell shows an
+error (so every demonstration runs with no exercise answered yet), then clicks through
 the chunk stepper and the conversation view and compares what they show with what
 labkit computes from the recording. A screenshot of each lesson is saved in
 ``artifacts/screenshots/``. One server and one browser serve all the lessons: JupyterLab is
@@ -14,7 +16,8 @@ from one to the next (after a lesson that fails, the next loads JupyterLab afres
 Each lesson runs in live mode, as a learner with a model server runs it: its parameters
 (injected after its parameters cell, as papermill does) point the official SDK at the
 project's replay server serving the lesson's recording, so this one run is also the
-check that live mode works in every lesson (replay mode is run by nbval, from the wheel).
+check that live mode works in every lesson (replay mode is run by nbval, from the wheel, on
+the reference lessons: the same cells but the answers and the test cells).
 
 Needs Chromium at /usr/bin/chromium (``apt-get install chromium``); without it the
 test is skipped on a learner's machine and fails in CI (``CI=true``).
@@ -43,7 +46,7 @@ from labkit.grading.conventions import nbgrader_role
 from labkit.lessons.mcp_traffic import traffic_steps
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ROOT / "notebooks"
+EDITION = ROOT / "edition"  # the student edition, what a learner opens
 RECORDINGS = ROOT / "recordings"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = Path(os.environ.get("LABKIT_CHROMIUM", "/usr/bin/chromium"))
@@ -158,7 +161,7 @@ def chromium() -> Path:
 def lab(chromium, tmp_path_factory):
     """JupyterLab serving a fresh copy of the lessons; stopped, and checked for survivors, after."""
     home = tmp_path_factory.mktemp("jupyterlab")
-    copy_lessons(NOTEBOOKS, home / "notebooks")
+    copy_lessons(EDITION, home / "notebooks")
     server = JupyterLab(home / "notebooks", home, run_id=uuid.uuid4().hex)
     try:
         yield server.start()
@@ -189,9 +192,9 @@ def copy_lessons(source: Path, target: Path) -> None:
     """Copy the notebooks with outputs, counts and saved widget state cleared, so that
     everything the test sees comes from this run and the sources are never touched.
 
-    The graded test cells are left out: they only print a check's verdict, and nbval runs
-    them (tests/test_package.py) as the graded class does; here they would only double
-    the time the browser waits."""
+    The graded test cells are left out: on the stubs they fail, and Run All would stop at
+    the first; what they say on a stub, a wrong and a right answer is the graded class's
+    (tests/grading/test_student_edition.py), and nbval runs them on the reference."""
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     for path in target.rglob("*.ipynb"):
         notebook = nbformat.read(path, as_version=4)
@@ -214,8 +217,8 @@ def set_parameters(path: Path, parameters: dict) -> None:
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=str)
 def test_lesson_runs_live_cleanly_and_its_widgets_step(lesson, lab, page):
-    source = NOTEBOOKS / f"{lesson.name}.ipynb"
-    assert source.is_file(), f"notebooks/{lesson.name}.ipynb is missing"
+    source = EDITION / f"{lesson.name}.ipynb"
+    assert source.is_file(), f"edition/{lesson.name}.ipynb is missing"
     parameters = parameters_of(source)
     with serve_recording(lesson_recording(parameters)) as server:
         set_parameters(lab.root_dir / source.name, live_parameters(parameters, server.url))
