@@ -8,8 +8,8 @@ sandbox, the gradebook written by one process; every score is asserted from the 
   wrong answer of ``tests/answers.py`` followed by its test cell, then the reference
   answer and the test cell again, run in the kernel (the probes are not graded);
 - ``untouched``: the student edition as released, its answer and test cells (0 on every test
-  cell; that the whole edition runs with errors only in its test cells is shown from the
-  wheel, in tests/test_package.py);
+  cell; that every other cell of the edition runs with no answer given is shown in
+  JupyterLab, in tests/browser);
 - ``own_style``: right answers written differently from the reference (full marks);
 - ``wrong_a``, ``wrong_b``: the wrong answers the issue lists (0 on those cells);
 - ``cheater``: each cheat of ``CHEATS`` (0 on those cells, full marks on the honest one);
@@ -256,7 +256,8 @@ def submission(release, learner, name):
     """The notebook ``learner`` hands in for lesson ``name``, or None when it hands in none.
 
     Every learner hands in their answer and test cells only (the untouched edition's, as
-    released): the demonstrations are the same for all and run in tests/test_package.py."""
+    released): the demonstrations are the same for all, and run whole in tests/browser (the
+    student edition) and tests/test_package.py (the reference, from the wheel)."""
     if learner == "reference":
         return with_probes(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
     notebook = read(release / name / f"{name}.ipynb")
