@@ -29,10 +29,14 @@ student: setup
 # labkit's bytecode (and labkit_answers') is compiled once first: with PYTHONDONTWRITEBYTECODE
 # set (as on these machines) no process writes it, so each of the suite's hundreds of kernels
 # and commands would compile what it imports again (a fifth of a second of CPU each, here).
+# LABKIT_RUN_CACHE: the suite runs the sample's tests about 930 times on a handful of trees;
+# a finished run is kept, for this run of the suite only, by the digest of its tree, command
+# and environment (labkit/harness/run_cache.py; tests/harness and tests/safety never use it).
 test: setup
 	$(BIN)/ruff check --quiet . && $(BIN)/ruff format --check --quiet .
 	$(BIN)/python -m compileall -q labkit instructor/labkit_answers
-	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
+	runs=$$(mktemp -d) && trap 'rm -rf "$$runs"' EXIT && \
+	  LABKIT_RUN_CACHE=$$runs $(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # A real small model drives the loop (tests/live): Gemma 3 270M from PyPI behind
 # llama-cpp-python's OpenAI-compatible server, on this CPU. llama.cpp is built once, for any

@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from labkit import load_recording, recorded_answers
+from labkit.harness.run_cache import VARIABLE as RUN_CACHE
 from labkit.harness.sample import SAMPLE_DIR
 from labkit.models import chunks
 from labkit.recording import recording_path
@@ -80,12 +81,26 @@ def pytest_xdist_auto_num_workers(config):
     return (cores or 1) + 1
 
 
+#: The folders of tests/ whose test runs all really run: they try the harness itself, runs
+#: that misbehave among them (`make test` keeps finished runs otherwise: run_cache.py).
+EVERY_RUN_RUNS = ("harness", "safety")
+
+
 def pytest_collection_modifyitems(items):
     def rank(item):
         path = item.path.relative_to(PROJECT_DIR / "tests").as_posix()
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: each file's tests keep their order
+    for item in items:
+        if item.path.relative_to(PROJECT_DIR / "tests").parts[0] in EVERY_RUN_RUNS:
+            item.add_marker(pytest.mark.usefixtures("no_kept_runs"))
+
+
+@pytest.fixture
+def no_kept_runs(monkeypatch):
+    """Every test run of this test runs: none is taken from make test's kept runs."""
+    monkeypatch.delenv(RUN_CACHE, raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
