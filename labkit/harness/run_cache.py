@@ -14,9 +14,12 @@ never set the variable: the safety suite, which tries test runs that misbehave, 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from .atomic import write_atomically
@@ -25,8 +28,28 @@ VARIABLE = "LABKIT_RUN_CACHE"
 NOT_READ = {"__pycache__", ".pytest_cache"}  # what a run may leave; never what it reads
 
 
+_timed = [0]  # how many every_run_runs() blocks are open in this process
+_timed_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def every_run_runs() -> Iterator[None]:
+    """Within it, in every thread of this process, no run is looked up or kept: for what
+    times runs (lesson 10 times subagents one by one and at once, lesson 12 a sandboxed run
+    beside a plain one)."""
+    with _timed_lock:
+        _timed[0] += 1
+    try:
+        yield
+    finally:
+        with _timed_lock:
+            _timed[0] -= 1
+
+
 def cache_folder() -> Path | None:
-    """The folder ``LABKIT_RUN_CACHE`` names, if it is one."""
+    """The folder ``LABKIT_RUN_CACHE`` names, if it is one (and no runs are being timed)."""
+    if _timed[0]:
+        return None
     named = os.environ.get(VARIABLE)
     return Path(named) if named and Path(named).is_dir() else None
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..harness.loop import agent_events, call_tool
 from ..harness.parallel import ThreadRunner
+from ..harness.run_cache import every_run_runs
 from ..harness.sample import sample_copy
 from ..harness.subagents import CHILD_TURNS, MAX_DEPTH
 from ..models.chunks import call
@@ -85,7 +86,7 @@ def batch_seconds(calls: list[dict], chat_for, *, parallel: bool) -> tuple[float
     """Run ``calls`` (one turn's) on a fresh copy, one at a time or at once (a
     ``ThreadRunner``), each child talking to ``chat_for(task)``; return the seconds it took
     and the results, in the order asked."""
-    with sample_copy() as root:
+    with sample_copy() as root, every_run_runs():
         ground_workspace(root)
         tools = ground_tools(root, None, chat_for=chat_for)
         jobs = [lambda c=c: call_tool(tools, c["name"], c["arguments"]) for c in calls]

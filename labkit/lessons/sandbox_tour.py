@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..harness.run_cache import every_run_runs
 from ..harness.sample import sample_copy
 from ..harness.sandbox import Limits, Sandbox, SandboxUnavailable
 from ..harness.shell import ShellTools, run_command
@@ -312,7 +313,7 @@ def sandbox_cost(box: Sandbox, runs: int = 3) -> dict[str, float]:
     """How many times longer a sandboxed call takes than the same call without it: the
     median of ``runs`` interleaved pairs, for ``run_tests`` and for ``python -c pass``."""
     ratios = {}
-    with sample_copy() as copy:
+    with sample_copy() as copy, every_run_runs():
         plain_tools, boxed_tools = ShellTools(copy), ShellTools(copy, sandbox=box)
         for label, call in (
             ("run_tests", lambda tools: tools.invoke("run_tests", {})),

@@ -5,11 +5,12 @@ outside its tree, so the lines count the runs that really ran."""
 
 import contextlib
 import textwrap
+import threading
 
 import pytest
 
 from labkit.harness.pytest_run import run_pytest
-from labkit.harness.run_cache import VARIABLE
+from labkit.harness.run_cache import VARIABLE, every_run_runs
 
 
 def tree(tmp_path, body: str) -> tuple:
@@ -108,3 +109,17 @@ def test_a_kept_run_that_cannot_be_read_runs_again(tmp_path, kept):
         path.write_text("{not json")
     again = run_pytest(root, timeout=60)
     assert ran(runs) == 2 and again.exit_code == 0
+
+
+def test_runs_being_timed_always_run(tmp_path, kept):
+    """Lessons 10 and 12 time runs: a kept run would take no time. Also in other threads
+    (lesson 10 times subagents run at once)."""
+    root, runs = tree(tmp_path, "")
+    run_pytest(root, timeout=60)
+    with every_run_runs():
+        run_pytest(root, timeout=60)
+        other = threading.Thread(target=run_pytest, args=(root,), kwargs={"timeout": 60})
+        other.start()
+        other.join()
+    run_pytest(root, timeout=60)  # kept again afterwards
+    assert ran(runs) == 3
