@@ -50,10 +50,12 @@ def busy_seconds() -> float | None:
     return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(log: Path) -> tuple[float, float | None, str]:
+def run_once(log: Path, kept: Path) -> tuple[float, float | None, str]:
+    kept.mkdir()
     env = {
         **os.environ,
         "CI": "true",
+        "LABKIT_RUN_CACHE": str(kept),  # as `make test`: a folder of its own for each run
         "SUITE_TIMELINE": str(log),
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])
@@ -99,7 +101,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="labkit-suite-") as scratch:
         for number in range(1, runs + 1):
             log = Path(scratch) / f"run{number}.jsonl"
-            seconds, cpu, summary = run_once(log)
+            seconds, cpu, summary = run_once(log, Path(scratch) / f"runs{number}")
             times.append(seconds)
             used = f", {cpu:.0f} s of CPU" if cpu is not None else ""
             print(f"run {number}: {seconds:.1f} s wall{used} ({summary.strip('= ')})", flush=True)
