@@ -29,12 +29,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 import threading
 from pathlib import Path
 from typing import IO, Any
 
-from .pytest_run import REAPER, child_environment, close_server, exit_status
+from .pytest_run import child_environment, close_server, exit_status, start_server
 
 REQUEST_TIMEOUT = 10.0  # seconds a request waits for its answer, unless told otherwise
 START_TIMEOUT = 15.0  # seconds the server has to answer initialize
@@ -131,21 +130,9 @@ class LspConnection:
         )
         self._waiting: dict[int, list] = {}  # id -> [Event, message or None]
         self._stderr = bytearray()
-        self.process = subprocess.Popen(
-            REAPER + list(command),
-            cwd=self.root,
-            env=child_environment(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=os.name == "posix",
+        self.process, self._readers = start_server(
+            command, self.root, child_environment(), self._read_stdout, self._read_stderr
         )
-        self._readers = [
-            threading.Thread(target=self._read_stdout, daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
         try:
             folder = {"uri": self.root.as_uri(), "name": self.root.name}
             self.server = self.request(
@@ -215,8 +202,8 @@ class LspConnection:
             self._break(f"the language server has exited ({self._exit_status()})")
             raise LspClosed(self.broken) from None
 
-    def _read_stdout(self) -> None:
-        with self.process.stdout as stream:
+    def _read_stdout(self, stream: IO[bytes]) -> None:
+        with stream:
             while self.broken is None:
                 try:
                     message = read_message(stream)
@@ -252,8 +239,8 @@ class LspConnection:
         except LspClosed:
             pass
 
-    def _read_stderr(self) -> None:
-        with self.process.stderr as stream:
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        with stream:
             for block in iter(lambda: stream.read1(65536), b""):
                 self._stderr = (self._stderr + block)[-STDERR_KEPT:]
 

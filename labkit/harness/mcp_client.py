@@ -31,12 +31,11 @@ import itertools
 import json
 import os
 import queue
-import subprocess
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from .pytest_run import REAPER, child_environment, close_server, exit_status
+from .pytest_run import child_environment, close_server, exit_status, start_server
 from .shell import find_program
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -78,21 +77,13 @@ class MCPConnection:
         self._ids, self._lock, self._waiting = itertools.count(1), threading.Lock(), {}
         self._stderr = bytearray()
         env = child_environment()
-        self.process = subprocess.Popen(
-            REAPER + [find_program(command[0], Path(cwd), env), *command[1:]],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=os.name == "posix",
+        self.process, self._readers = start_server(
+            [find_program(command[0], Path(cwd), env), *command[1:]],
+            cwd,
+            env,
+            self._read_stdout,
+            self._read_stderr,
         )
-        self._readers = [
-            threading.Thread(target=self._read_stdout, daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
         try:
             self.server = self.request("server/discover", timeout=start_timeout)
         except BaseException:
@@ -169,8 +160,7 @@ class MCPConnection:
             self._break("the server's stdin is closed: it has exited")
             raise MCPClosed(self.broken) from None
 
-    def _read_stdout(self) -> None:
-        stream = self.process.stdout
+    def _read_stdout(self, stream: IO[bytes]) -> None:
         with stream:
             while self.broken is None:
                 raw = stream.readline(MAX_LINE + 1)
@@ -196,8 +186,8 @@ class MCPConnection:
                 if waiting is not None and ("result" in message or "error" in message):
                     waiting.put(message)  # anything else (a notification, a late answer): kept
 
-    def _read_stderr(self) -> None:
-        with self.process.stderr as stream:
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        with stream:
             for block in iter(lambda: stream.read1(65536), b""):
                 self._stderr = (self._stderr + block)[-STDERR_KEPT:]
 

@@ -155,6 +155,31 @@ def exit_status(process: subprocess.Popen, stderr: str) -> str:
     return f"exit code {code}{last}"
 
 
+def start_server(
+    command: list[str], cwd: Path, env: dict[str, str], read_stdout, read_stderr
+) -> tuple[subprocess.Popen, list[threading.Thread]]:
+    """Start a server spoken to over its stdin and stdout (an MCP or a language server)
+    under the reaper, in a session of its own, and a thread draining each of its output
+    pipes (``read_stdout(process.stdout)``, ``read_stderr(process.stderr)``);
+    ``close_server`` ends all of it."""
+    process = subprocess.Popen(
+        REAPER + list(command),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=os.name == "posix",
+    )
+    readers = [
+        threading.Thread(target=read, args=(pipe,), daemon=True)
+        for read, pipe in ((read_stdout, process.stdout), (read_stderr, process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    return process, readers
+
+
 def close_server(process: subprocess.Popen, readers: list, grace: float) -> None:
     """End a server spoken to over its stdin and stdout (an MCP or a language server): close
     its stdin, give it ``grace`` seconds to exit, end everything it started, then give the
